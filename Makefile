@@ -1,0 +1,38 @@
+# Two commands on a fresh machine: `make demo` and `make test` (both set up .venv first).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.chatlike-installed
+CONFIG ?= configs/demo.yaml
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test test-fast serve bench lint clean-data
+
+$(STAMP): pyproject.toml scripts/setup.sh scripts/build_kenlm.sh
+	bash scripts/setup.sh
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/chatlike run --config $(CONFIG)
+	$(VENV)/bin/chatlike status --config $(CONFIG)
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Unit and flow tests only; CI runs everything, including the slow end-to-end tests.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+serve: $(STAMP)
+	$(VENV)/bin/chatlike serve
+
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean-data:
+	rm -rf data .prefect

@@ -1,0 +1,219 @@
+"""The `chatlike` command line: run the pipeline, inspect runs and lineage, collect garbage, serve Prefect.
+
+Errors are one line on stderr and exit code 2; `--debug` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="From raw chats and web crawl to a model that chats like you.")
+console = Console(width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True)
+_state = {"debug": False}
+
+
+class _NoTraceback(logging.Filter):
+    """Keeps Prefect's console log to one line per error unless --debug."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def _quiet_tracebacks() -> None:
+    if _state["debug"]:
+        return
+    from prefect.logging.configuration import setup_logging
+
+    setup_logging()
+    for logger in [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]:
+        for handler in getattr(logger, "handlers", []):
+            if isinstance(handler, logging.StreamHandler) and not any(isinstance(f, _NoTraceback) for f in handler.filters):
+                handler.addFilter(_NoTraceback())
+
+
+def _fail(e: BaseException) -> None:
+    if _state["debug"]:
+        raise e
+    msg = str(e) or type(e).__name__
+    err_console.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@app.callback()
+def _main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks.")) -> None:
+    _state["debug"] = debug
+
+
+@app.command()
+def run(
+    config: Path = typer.Option(Path("configs/demo.yaml"), "--config", "-c", help="Pipeline config (YAML)."),
+    start_at: Optional[str] = typer.Option(None, "--start-at", help="First stage to run."),
+    stop_after: Optional[str] = typer.Option(None, "--stop-after", help="Last stage to run."),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="Run only these stages (repeatable)."),
+    force: bool = typer.Option(False, "--force", help="Recompute even when the output is up to date."),
+) -> None:
+    """Run the pipeline (Prefect's ephemeral mode unless PREFECT_API_URL points at a server)."""
+    try:
+        from flows.config import load_config
+        from flows.registry import select_stages
+
+        cfg = load_config(config)
+        stages = select_stages(start_at, stop_after, only)
+        console.print(f"[bold]chatlike[/] {cfg.name}: {' → '.join(stages)}")
+        _quiet_tracebacks()
+        from flows.pipeline import pipeline_flow
+
+        outputs = pipeline_flow(config=str(config), start_at=start_at, stop_after=stop_after, only=only, force=force)
+    except Exception as e:  # noqa: BLE001 - the CLI turns every failure into one line
+        _fail(e)
+        return
+    _print_status(cfg, only_stages=list(outputs))
+
+
+def _short(path: str, data_root: str) -> str:
+    try:
+        return str(Path(path).relative_to(data_root))
+    except ValueError:
+        return path
+
+
+def _print_status(cfg, only_stages: list[str] | None = None) -> None:
+    from storage.dataset import is_dataset, read_manifest
+    from storage.runs import read_run_pointer
+
+    pointer = read_run_pointer(cfg.data_root, cfg.name)
+    table = Table(title=f"run '{cfg.name}' in {cfg.data_root}")
+    for col in ("stage", "dataset", "fingerprint", "rows in", "rows out", "removed (reasons)", "seconds"):
+        table.add_column(col, justify="right" if col in ("rows in", "rows out", "seconds") else "left")
+    from flows.registry import STAGE_NAMES
+
+    for stage in STAGE_NAMES:
+        entry = pointer.get("stages", {}).get(stage)
+        if entry is None or (only_stages is not None and stage not in only_stages):
+            continue
+        path = entry["path"]
+        if not is_dataset(path):
+            table.add_row(stage, path, entry["fingerprint"][:16], "", "", "[red]missing[/]", "")
+            continue
+        m = read_manifest(path)
+        reasons = ", ".join(f"{k.split('_', 1)[1]}={v}" for k, v in m.counts.items() if k.startswith(("dropped_", "skipped_")) and v)
+        table.add_row(
+            stage, _short(path, cfg.data_root), m.fingerprint[:16], f"{m.counts.get('in', '')}", f"{m.rows}", reasons, f"{m.seconds:.2f}"
+        )
+    console.print(table)
+
+
+@app.command()
+def status(
+    config: Path = typer.Option(Path("configs/demo.yaml"), "--config", "-c"),
+    as_json: bool = typer.Option(False, "--json", help="Print the run pointer as JSON."),
+) -> None:
+    """Which dataset each stage of this config's last run used, with row counts."""
+    try:
+        from flows.config import load_config
+        from storage.runs import read_run_pointer
+
+        cfg = load_config(config)
+        if as_json:
+            print(json.dumps(read_run_pointer(cfg.data_root, cfg.name), indent=2, sort_keys=True))
+            return
+        _print_status(cfg)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
+@app.command()
+def lineage(path: Path = typer.Argument(..., help="A dataset directory (or a training run directory).")) -> None:
+    """The tree of inputs of a dataset, down to the raw files."""
+    try:
+        from storage.lineage import LineageNode
+        from storage.lineage import lineage as build
+
+        root = build(path)
+
+        def add(tree: Tree, node: LineageNode) -> None:
+            for child in node.children:
+                if child.stage == "raw":
+                    mark = "" if child.exists else " [red](missing)[/]"
+                    tree.add(f"[dim]raw[/] {child.path} [dim]sha256 {child.fingerprint[:16]}[/]{mark}")
+                else:
+                    rows = f", {child.rows:,} rows" if child.rows is not None else ""
+                    mark = "" if child.exists else " [red](missing)[/]"
+                    add(tree.add(f"[bold]{child.stage}[/] {child.path} [dim]{child.fingerprint[:16]}{rows}[/]{mark}"), child)
+
+        tree = Tree(f"[bold]{root.stage}[/] {root.path} [dim]{root.fingerprint[:16]}, {root.rows:,} rows[/]")
+        add(tree, root)
+        console.print(tree)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
+@app.command()
+def gc(
+    config: Path = typer.Option(Path("configs/demo.yaml"), "--config", "-c", help="Any config using the data root."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
+) -> None:
+    """Delete datasets that no run pointer uses (nor their ancestors), and stale temp directories."""
+    try:
+        from flows.config import load_config
+        from storage.dataset import list_datasets, list_temp_dirs
+        from storage.runs import all_pointed_datasets
+
+        cfg = load_config(config)
+        keep = all_pointed_datasets(cfg.data_root)
+        doomed = [p for p in list_datasets(cfg.data_root) if p.resolve() not in keep]
+        doomed += list_temp_dirs(cfg.data_root)
+        if not doomed:
+            console.print("nothing to delete")
+            return
+        size = sum(f.stat().st_size for d in doomed for f in d.rglob("*") if f.is_file())
+        for d in doomed:
+            console.print(f"  {d}")
+        console.print(f"{len(doomed)} director{'y' if len(doomed) == 1 else 'ies'}, {size / 1e6:,.1f} MB")
+        if not yes and not typer.confirm("delete them?"):
+            raise typer.Exit(1)
+        for d in doomed:
+            shutil.rmtree(d)
+        console.print("deleted")
+    except typer.Exit:
+        raise
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(4200, help="Port of the Prefect server."),
+) -> None:
+    """Start a local Prefect server, create the work pools, deploy every flow and start the workers."""
+    try:
+        from flows.serve import serve_forever
+
+        serve_forever(Path.cwd(), host, port)
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

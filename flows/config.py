@@ -1,0 +1,92 @@
+"""`PipelineConfig`: the one typed configuration of a chatlike run, loaded from YAML (DESIGN §2).
+
+Every field has a default; unknown keys are errors that name the key's full path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+from pydantic import Field, ValidationError
+
+from tasks.params import (
+    CleanParams,
+    DedupParams,
+    EncodeParams,
+    IngestParams,
+    LangidParams,
+    LoraParams,
+    PerplexityParams,
+    QualityParams,
+    RunnerParams,
+    SampleParams,
+    SftDataParams,
+    StrictModel,
+    TokenizerParams,
+    TrainParams,
+)
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be read or does not validate; the message names the file and the key."""
+
+
+class PipelineConfig(StrictModel):
+    name: str = Field("default", description="Names the run pointer <data_root>/runs/<name>.json.")
+    data_root: str = Field("data", description="Where datasets are written (relative to the working directory).")
+    runner: RunnerParams = Field(default_factory=RunnerParams)
+    ingest: IngestParams = Field(default_factory=IngestParams)
+    clean: CleanParams = Field(default_factory=CleanParams)
+    langid: LangidParams = Field(default_factory=LangidParams)
+    quality: QualityParams = Field(default_factory=QualityParams)
+    perplexity: PerplexityParams = Field(default_factory=PerplexityParams)
+    dedup: DedupParams = Field(default_factory=DedupParams)
+    sample: SampleParams = Field(default_factory=SampleParams)
+    tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)
+    encode: EncodeParams = Field(default_factory=EncodeParams)
+    pretrain: TrainParams = Field(default_factory=TrainParams)
+    sft_data: SftDataParams = Field(default_factory=SftDataParams)
+    sft: TrainParams = Field(default_factory=TrainParams)
+    lora: LoraParams = Field(default_factory=LoraParams)
+
+
+def _format_errors(source: str, err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"{source}: unknown key '{key}'")
+        else:
+            lines.append(f"{source}: '{key}': {e['msg']}")
+    return "; ".join(lines)
+
+
+def load_config(source: str | os.PathLike | PipelineConfig | dict) -> PipelineConfig:
+    """A PipelineConfig from a YAML path, a dict, or an existing config (returned as is)."""
+    if isinstance(source, PipelineConfig):
+        return source
+    if isinstance(source, dict):
+        try:
+            return PipelineConfig.model_validate(source)
+        except ValidationError as e:
+            raise ConfigError(_format_errors("config", e)) from None
+    path = Path(source)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level, got {type(data).__name__}")
+    data.setdefault("name", path.stem)
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_format_errors(str(path), e)) from None

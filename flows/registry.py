@@ -1,0 +1,52 @@
+"""The stages of the pipeline in DAG order, each with its flow, its upstream stage and its planner."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flows.clean import clean_flow, plan_clean
+from flows.common import StagePlan
+from flows.config import PipelineConfig
+from flows.ingest import ingest_flow, plan_ingest
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    flow: Callable[..., str]
+    upstream: str | None
+    plan: Callable[[PipelineConfig, str | None], StagePlan]
+
+
+STAGES: tuple[StageSpec, ...] = (
+    StageSpec("ingest", ingest_flow, None, lambda cfg, _src: plan_ingest(cfg)[0]),
+    StageSpec("clean", clean_flow, "ingest", lambda cfg, src: plan_clean(cfg, src)),
+)
+STAGE_NAMES = tuple(s.name for s in STAGES)
+
+
+class UnknownStageError(ValueError):
+    pass
+
+
+def get_stage(name: str) -> StageSpec:
+    for spec in STAGES:
+        if spec.name == name:
+            return spec
+    raise UnknownStageError(f"no stage named '{name}'; the stages are: {', '.join(STAGE_NAMES)}")
+
+
+def select_stages(start_at: str | None = None, stop_after: str | None = None, only: list[str] | None = None) -> list[str]:
+    """The stages to run, in DAG order, honouring --start-at / --stop-after / --only."""
+    for name in [start_at, stop_after, *(only or [])]:
+        if name is not None:
+            get_stage(name)
+    if only:
+        return [s for s in STAGE_NAMES if s in only]
+    names = list(STAGE_NAMES)
+    first = names.index(start_at) if start_at else 0
+    last = names.index(stop_after) if stop_after else len(names) - 1
+    if first > last:
+        raise ValueError(f"--start-at {start_at} comes after --stop-after {stop_after}")
+    return names[first : last + 1]

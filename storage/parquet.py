@@ -1,0 +1,129 @@
+"""Parquet shard files: streaming writers and readers with bounded memory, zstd-compressed.
+
+Writers buffer rows into record batches and flush row groups as they fill, so a shard of any size is written
+with memory proportional to one row group. A shard file appears under its final name only when complete.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+COMPRESSION = "zstd"
+COMPRESSION_LEVEL = 3
+ROW_GROUP_ROWS = 8_192
+
+
+class ParquetShardWriter:
+    """Writes one Parquet file from rows (dicts) or record batches; renamed into place on `close()`.
+
+    Use as a context manager: on an exception the partial file is removed and nothing appears.
+    """
+
+    def __init__(self, path: str | os.PathLike, schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS):
+        self.path = Path(path)
+        self.schema = schema
+        self.row_group_rows = row_group_rows
+        self.rows = 0
+        self._buffer: list[dict] = []
+        self._partial = self.path.with_name(self.path.name + ".partial")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = pq.ParquetWriter(
+            self._partial,
+            schema,
+            compression=COMPRESSION,
+            compression_level=COMPRESSION_LEVEL,
+            write_statistics=True,
+            use_dictionary=True,
+        )
+
+    def write_row(self, row: dict) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= self.row_group_rows:
+            self._flush()
+
+    def write_rows(self, rows: Iterable[dict]) -> None:
+        for row in rows:
+            self.write_row(row)
+
+    def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        self._flush()
+        table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        table = table.select(self.schema.names).cast(self.schema)
+        self._writer.write_table(table, row_group_size=self.row_group_rows)
+        self.rows += table.num_rows
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        self._writer.write_table(table, row_group_size=self.row_group_rows)
+        self.rows += table.num_rows
+        self._buffer.clear()
+
+    def close(self) -> Path:
+        self._flush()
+        self._writer.close()
+        _fsync_file(self._partial)
+        os.replace(self._partial, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        try:
+            self._writer.close()
+        finally:
+            self._partial.unlink(missing_ok=True)
+
+    def __enter__(self) -> ParquetShardWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def parquet_files(dataset: str | os.PathLike, subdir: str = "") -> list[Path]:
+    """The complete `part-*.parquet` files of a dataset (or of one of its sub-folders), in name order."""
+    folder = Path(dataset) / subdir if subdir else Path(dataset)
+    return sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
+
+
+def iter_batches(
+    files: Path | Sequence[Path],
+    columns: Sequence[str] | None = None,
+    batch_size: int = ROW_GROUP_ROWS,
+) -> Iterator[pa.RecordBatch]:
+    """Stream record batches from one or more Parquet files without loading them whole."""
+    if isinstance(files, (str, Path)):
+        files = [Path(files)]
+    for path in files:
+        pf = pq.ParquetFile(path)
+        yield from pf.iter_batches(batch_size=batch_size, columns=list(columns) if columns else None)
+
+
+def iter_rows(files: Path | Sequence[Path], columns: Sequence[str] | None = None) -> Iterator[dict]:
+    """Stream rows as dicts (convenient for per-document Python work)."""
+    for batch in iter_batches(files, columns):
+        yield from batch.to_pylist()
+
+
+def read_schema(path: str | os.PathLike) -> pa.Schema:
+    return pq.read_schema(path)
+
+
+def count_rows(path: str | os.PathLike) -> int:
+    return pq.ParquetFile(path).metadata.num_rows

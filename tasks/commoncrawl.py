@@ -1,0 +1,401 @@
+"""Common Crawl readers for the ingest stage: WET `conversion` records, and WARC `response` records whose HTML is
+turned into main-content text with Resiliparse; both yield `Document`s.
+
+Files are streamed with FastWARC (gzip or plain, detected from the bytes). A record that cannot be used (a
+revisit, a non-HTML or empty page, a broken HTTP body, a bad target URI…) is skipped and counted with its file
+and byte offset; a file that is not a WARC file at all raises `InputFileError` naming it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import io
+import json
+import logging
+import re
+import unicodedata
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from fastwarc.stream_io import BrotliReader, ZstdReader
+from fastwarc.warc import ArchiveIterator, WarcRecord, WarcRecordType
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.encoding import detect_encoding, detect_mime, map_encoding_to_html5
+from resiliparse.parse.http import iterate_http_chunks
+
+from tasks.records import Document, InputFileError, SkipCounter, stable_id
+
+log = logging.getLogger(__name__)
+
+SOURCE = "commoncrawl"
+CommonCrawlKind = Literal["wet", "warc"]
+
+HTML_MIME_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# A decoded page with more replacement characters than this share is not text in any encoding we tried.
+MAX_REPLACEMENT_SHARE = 0.01
+# Records read by `detect_commoncrawl_kind` before it falls back on the file name.
+_PEEK_RECORDS = 4
+
+_URI = re.compile(r"^https?://[^\s<>\"]+$", re.IGNORECASE)
+_CHUNK_SIZE_LINE = re.compile(rb"^[0-9a-fA-F]+[ \t]*(?:;[^\r\n]*)?\r?\n")
+
+
+@dataclass(frozen=True)
+class _Located:
+    """A WARC record with where it starts, for skip messages ("file:offset")."""
+
+    record: WarcRecord
+    offset: int
+    where: str
+
+
+def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
+    """'wet' or 'warc' from the first records of the file (after `warcinfo`); None for anything else.
+
+    A file holding only a `warcinfo` record is judged by its name (`.wet`, `.wet.gz`, `.warc`, `.warc.gz`).
+    WAT files (`metadata` records) and files that are not WARC at all give None.
+    """
+    path = Path(path)
+    seen: list[WarcRecordType] = []
+    with _open(path) as fh:
+        try:
+            for record in ArchiveIterator(fh, parse_http=False):
+                if record.record_type != WarcRecordType.warcinfo:
+                    seen.append(record.record_type)
+                if len(seen) >= _PEEK_RECORDS:
+                    break
+        except (OSError, ValueError):
+            if not seen:
+                return None
+    for record_type in seen:
+        if record_type == WarcRecordType.conversion:
+            return "wet"
+        if record_type in (WarcRecordType.response, WarcRecordType.request, WarcRecordType.revisit):
+            return "warc"
+    if seen:
+        return None
+    name = path.name.lower()
+    if name.endswith((".wet", ".wet.gz")):
+        return "wet"
+    if name.endswith((".warc", ".warc.gz")) and not name.endswith((".wat", ".wat.gz")):
+        return "warc"
+    return None
+
+
+def iter_commoncrawl_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
+    """Documents of a WET or WARC file, whichever `detect_commoncrawl_kind` says it is."""
+    kind = detect_commoncrawl_kind(path)
+    if kind == "wet":
+        yield from iter_wet_documents(path, skips)
+    elif kind == "warc":
+        yield from iter_warc_documents(path, skips)
+    else:
+        raise InputFileError(f"{path}: not a Common Crawl WET or WARC file (no conversion or response records)")
+
+
+def iter_wet_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
+    """One document per WET `conversion` record: the extracted text Common Crawl already computed."""
+    path = Path(path)
+    conversions = 0
+    responses = 0
+    for loc in _iter_records(path, skips):
+        record_type = loc.record.record_type
+        if record_type == WarcRecordType.response:
+            responses += 1
+        if record_type != WarcRecordType.conversion:
+            continue
+        conversions += 1
+        doc = _wet_document(loc, skips)
+        if doc is not None:
+            yield doc
+    if conversions == 0 and responses > 0:
+        raise InputFileError(f"{path}: is a WARC file (response records), not WET; read it as WARC")
+
+
+def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
+    """One document per WARC `response` record holding an HTML page, reduced to its main text."""
+    path = Path(path)
+    responses = 0
+    conversions = 0
+    for loc in _iter_records(path, skips):
+        record_type = loc.record.record_type
+        if record_type == WarcRecordType.conversion:
+            conversions += 1
+        if record_type == WarcRecordType.revisit:
+            skips.skip("revisit", loc.where, "a revisit record carries no page body")
+            continue
+        if record_type != WarcRecordType.response:
+            continue
+        responses += 1
+        doc = _html_document(loc, skips)
+        if doc is not None:
+            yield doc
+    if responses == 0 and conversions > 0:
+        raise InputFileError(f"{path}: is a WET file (conversion records), not WARC; read it as WET")
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        return open(path, "rb")
+    except OSError as e:
+        raise InputFileError(f"{path}: cannot open the file ({e.strerror or e})") from e
+
+
+def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
+    """Every record of the file, HTTP headers parsed but bodies left encoded (decoding errors stay per record).
+
+    A record that breaks the WARC framing ends the file: what follows cannot be found reliably, so it is counted
+    as one skip. Failing on the very first record means the file is not WARC at all.
+    """
+    with _open(path) as fh:
+        if fh.read(1) == b"":
+            raise InputFileError(f"{path}: the file is empty, expected WARC records")
+        fh.seek(0)
+        records = iter(ArchiveIterator(fh, parse_http=True, auto_decode="none"))
+        count = 0
+        last_offset = 0
+        while True:
+            try:
+                record = next(records)
+            except StopIteration:
+                break
+            except (OSError, ValueError) as e:
+                if count == 0:
+                    raise InputFileError(f"{path}: not a WARC file or unreadable from the start ({e})") from e
+                skips.skip(
+                    "warc_read_error",
+                    f"{path}:{last_offset}",
+                    f"after this record: {e}; the rest of the file is skipped",
+                )
+                break
+            count += 1
+            last_offset = record.stream_pos
+            yield _Located(record, last_offset, f"{path}:{last_offset}")
+        if count == 0:
+            raise InputFileError(f"{path}: no WARC record found")
+
+
+def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
+    record = loc.record
+    url = _target_uri(record, loc, skips)
+    if url is None:
+        return None
+    try:
+        payload = record.reader.read()
+    except (OSError, ValueError) as e:
+        skips.skip("unreadable_record", loc.where, str(e))
+        return None
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as e:
+        skips.skip("undecodable_text", loc.where, f"{url}: {e}")
+        return None
+    text = unicodedata.normalize("NFC", text).strip()
+    if not text:
+        skips.skip("empty_text", loc.where, url)
+        return None
+    record_id = record.headers.get("WARC-Record-ID")
+    meta = {"warc_record_id": record_id, "content_length": record.content_length, "offset": loc.offset}
+    language = record.headers.get("WARC-Identified-Content-Language")
+    if language:
+        meta["language"] = language
+    return Document(
+        id=stable_id(SOURCE, url, record_id or _sha1(payload)),
+        text=text,
+        source=SOURCE,
+        url=url,
+        timestamp=_warc_date(record),
+        meta=json.dumps(meta, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
+    record = loc.record
+    url = _target_uri(record, loc, skips)
+    if url is None:
+        return None
+    status = record.http_headers.status_code if record.is_http else None
+    if status is None:
+        skips.skip("not_http_response", loc.where, f"{url}: no HTTP status line")
+        return None
+    if not 200 <= status < 300:
+        skips.skip("http_status", loc.where, f"{url}: HTTP {status}")
+        return None
+    try:
+        raw = record.reader.read()
+    except (OSError, ValueError) as e:
+        skips.skip("unreadable_record", loc.where, f"{url}: {e}")
+        return None
+    body = _decode_http_body(raw, record, loc, skips, url)
+    if body is None:
+        return None
+    if not body.strip():
+        skips.skip("empty_payload", loc.where, url)
+        return None
+    mime = (record.http_content_type or "").strip().lower()
+    if mime in ("", "application/octet-stream", "unknown/unknown"):
+        mime = detect_mime(body[:4096])
+    if mime not in HTML_MIME_TYPES:
+        skips.skip("not_html", loc.where, f"{url}: {mime}")
+        return None
+    decoded = _decode_html(body, record.http_charset)
+    if decoded is None:
+        skips.skip("undecodable_html", loc.where, f"{url}: no encoding decodes it")
+        return None
+    html, charset = decoded
+    text = extract_plain_text(html, main_content=True, alt_texts=False)
+    text = unicodedata.normalize("NFC", text).strip()
+    if not text:
+        skips.skip("empty_text", loc.where, f"{url}: no main content")
+        return None
+    record_id = record.headers.get("WARC-Record-ID")
+    meta = {
+        "warc_record_id": record_id,
+        "content_length": record.content_length,
+        "offset": loc.offset,
+        "http_status": status,
+        "content_type": mime,
+        "charset": charset,
+    }
+    if record.headers.get("WARC-Truncated"):
+        meta["warc_truncated"] = record.headers.get("WARC-Truncated")
+    return Document(
+        id=stable_id(SOURCE, url, record_id or _sha1(raw)),
+        text=text,
+        source=SOURCE,
+        url=url,
+        timestamp=_warc_date(record),
+        meta=json.dumps(meta, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _target_uri(record: WarcRecord, loc: _Located, skips: SkipCounter) -> str | None:
+    """The record's URL; wget writes it between angle brackets (`<http://…>`), which we strip."""
+    raw = record.headers.get("WARC-Target-URI")
+    if raw is None:
+        skips.skip("missing_target_uri", loc.where)
+        return None
+    uri = raw.strip()
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1].strip()
+    if not _URI.match(uri):
+        skips.skip("bad_target_uri", loc.where, repr(raw[:200]))
+        return None
+    return uri
+
+
+def _warc_date(record: WarcRecord) -> datetime | None:
+    raw = (record.headers.get("WARC-Date") or "").strip()
+    if not raw:
+        return None
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        log.debug("unreadable WARC-Date %r", raw)
+        return None
+    if when.tzinfo is None:
+        return when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc)
+
+
+def _decode_http_body(
+    raw: bytes, record: WarcRecord, loc: _Located, skips: SkipCounter, url: str
+) -> bytes | None:
+    """Undo the transfer and content encodings ourselves, so a broken body costs one record, not the file."""
+    transfer = (record.http_headers.get("Transfer-Encoding") or "").strip().lower()
+    if "chunked" in transfer:
+        if _CHUNK_SIZE_LINE.match(raw):
+            try:
+                raw = b"".join(iterate_http_chunks(io.BytesIO(raw)))
+            except (OSError, ValueError) as e:
+                skips.skip("bad_chunked_encoding", loc.where, f"{url}: {e}")
+                return None
+        elif not _looks_like_body(raw):
+            # Some archivers store the de-chunked body and keep the header; anything else is broken framing.
+            skips.skip("bad_chunked_encoding", loc.where, f"{url}: body starts with {raw[:20]!r}")
+            return None
+    encoding = (record.http_headers.get("Content-Encoding") or "").strip().lower()
+    if encoding in ("", "identity", "none"):
+        return raw
+    try:
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            return _inflate(raw)
+        if encoding == "br":
+            return BrotliReader(io.BytesIO(raw)).read()
+        if encoding == "zstd":
+            return ZstdReader(io.BytesIO(raw)).read()
+    except (OSError, ValueError, zlib.error) as e:
+        skips.skip("bad_content_encoding", loc.where, f"{url}: {encoding}: {e}")
+        return None
+    skips.skip("unsupported_content_encoding", loc.where, f"{url}: {encoding}")
+    return None
+
+
+def _looks_like_body(raw: bytes) -> bool:
+    head = raw.lstrip()[:2]
+    return head.startswith(b"<") or head == b"\x1f\x8b"
+
+
+def _inflate(raw: bytes) -> bytes:
+    """gzip, zlib or raw deflate; a stream cut short still gives what was decoded (truncated crawls)."""
+    for wbits in (47, -15):  # 47: gzip or zlib header, detected; -15: headerless deflate
+        inflater = zlib.decompressobj(wbits)
+        try:
+            out = inflater.decompress(raw)
+        except zlib.error:
+            continue
+        return out + inflater.flush()
+    raise ValueError("not a gzip, zlib or deflate stream")
+
+
+def _decode_html(body: bytes, http_charset: str | None) -> tuple[str, str] | None:
+    """The page as text and the encoding used: the HTTP charset, then the <meta> one, then a detected one."""
+    tried: list[str] = []
+    for name in _encoding_candidates(body, http_charset):
+        if name in tried:
+            continue
+        tried.append(name)
+        try:
+            return body.decode(name), name
+        except UnicodeDecodeError:
+            continue
+    if not tried:
+        return None
+    # No encoding decodes every byte: keep the first choice if only a few bytes are broken.
+    name = tried[0]
+    text = body.decode(name, errors="replace")
+    if text.count("\ufffd") > MAX_REPLACEMENT_SHARE * max(len(text), 1):
+        return None
+    return text, name
+
+
+def _encoding_candidates(body: bytes, http_charset: str | None) -> Iterator[str]:
+    """Python codec names to try, computed lazily: detection only runs when the declared charset fails."""
+    labels = (
+        lambda: http_charset,
+        lambda: detect_encoding(body, from_html_meta=True),
+        lambda: detect_encoding(body),
+        lambda: "utf-8",
+    )
+    for label in labels:
+        value = label()
+        name = map_encoding_to_html5(value, fallback_utf8=False) if value else None
+        if name and _codec_exists(name):
+            yield name
+
+
+def _codec_exists(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
+
+
+def _sha1(data: bytes) -> str:
+    return "sha1:" + hashlib.sha1(data).hexdigest()

@@ -1,0 +1,324 @@
+"""The `ingest` stage: raw files (WhatsApp exports, Common Crawl WET/WARC, JSONL(.gz), plain text) → documents.
+
+One shard task per input file: it streams the file's records into one Parquet part (and, for WhatsApp, a
+part of the `messages/` side dataset). Broken records are skipped and counted with their location; a file that
+cannot be read at all is reported with its path.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import json
+import logging
+import os
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from storage.fingerprint import hash_file
+from storage.parquet import ParquetShardWriter
+from storage.schemas import DOCUMENT_SCHEMA, MESSAGE_SCHEMA
+from tasks.params import IngestParams, InputSpec
+from tasks.records import Document, InputFileError, SkipCounter, stable_id
+
+STAGE = "ingest"
+STAGE_VERSION = "1"
+log = logging.getLogger(__name__)
+
+_JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
+_WET_SUFFIXES = (".wet", ".wet.gz")
+_WARC_SUFFIXES = (".warc", ".warc.gz")
+_DEFAULT_SOURCE = {"whatsapp": "whatsapp", "wet": "commoncrawl", "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One raw file to ingest, with its resolved kind and content hash."""
+
+    path: str
+    kind: str  # whatsapp | wet | warc | jsonl | text
+    source: str
+    sha256: str
+
+
+@dataclass
+class IngestShardResult:
+    input: str
+    part: str
+    documents: int = 0
+    messages: int = 0
+    bytes_in: int = 0
+    skips: dict = field(default_factory=dict)
+    skip_examples: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+    error: str | None = None  # the file could not be read at all
+
+
+def detect_kind(path: Path) -> str:
+    """Guess a file's kind from its name and, for .txt, from whether its lines look like a WhatsApp export."""
+    name = path.name.lower()
+    if name.endswith(_WET_SUFFIXES):
+        return "wet"
+    if name.endswith(_WARC_SUFFIXES):
+        from tasks.commoncrawl import detect_commoncrawl_kind
+
+        return detect_commoncrawl_kind(path) or "warc"
+    if name.endswith(_JSONL_SUFFIXES):
+        return "jsonl"
+    if name.endswith(".zip"):
+        return "whatsapp"
+    if name.endswith(".txt"):
+        from tasks.whatsapp import looks_like_whatsapp
+
+        return "whatsapp" if looks_like_whatsapp(path) else "text"
+    raise InputFileError(
+        f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, wet, warc, jsonl, text) in "
+        "ingest.inputs"
+    )
+
+
+def _expand(spec: InputSpec, position: int) -> list[Path]:
+    p = Path(spec.path).expanduser()
+    if any(ch in spec.path for ch in "*?["):
+        matches = [Path(m) for m in glob.glob(str(p), recursive=True)]
+        files = [m for m in matches if m.is_file()]
+    elif p.is_dir():
+        files = [f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")]
+    elif p.is_file():
+        files = [p]
+    else:
+        raise InputFileError(f"ingest.inputs[{position}].path: '{spec.path}' does not exist")
+    if not files:
+        raise InputFileError(f"ingest.inputs[{position}].path: '{spec.path}' matches no file")
+    return sorted(files)
+
+
+def resolve_inputs(params: IngestParams) -> list[InputFile]:
+    """Every raw file the config names, in a stable order, with kind and content hash."""
+    if not params.inputs:
+        raise InputFileError("ingest.inputs is empty: name at least one file, folder or glob to ingest")
+    seen: set[str] = set()
+    out: list[InputFile] = []
+    for i, spec in enumerate(params.inputs):
+        for path in _expand(spec, i):
+            key = str(path.resolve())
+            if key in seen:
+                continue
+            seen.add(key)
+            if not os.access(path, os.R_OK):
+                raise InputFileError(f"{path}: cannot be read (permission denied)")
+            kind = spec.kind
+            if kind == "commoncrawl":
+                from tasks.commoncrawl import detect_commoncrawl_kind
+
+                kind = detect_commoncrawl_kind(path) or "warc"
+            elif kind == "auto":
+                kind = detect_kind(path)
+            source = spec.source or _DEFAULT_SOURCE[kind]
+            out.append(InputFile(path=str(path), kind=kind, source=source, sha256=hash_file(path)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- readers
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    raw = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="")
+
+
+def _parse_timestamp(value: object) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if value > 1e11 else value  # milliseconds since the epoch are common
+        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00")
+        dt = datetime.fromisoformat(text)
+        return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    raise ValueError(f"unsupported timestamp {value!r}")
+
+
+def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
+    """One document per JSON line; `url`/`timestamp` kept when present, other fields go to `meta`."""
+    path = Path(f.path)
+    field_name = params.jsonl_text_field
+    try:
+        with _open_text(path) as fh:
+            line_no = 0
+            while True:
+                try:
+                    line = fh.readline()
+                except UnicodeDecodeError as e:
+                    skips.skip("not_utf8", f"{path}:{line_no + 1}", str(e))
+                    break
+                except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+                    skips.skip("truncated_gzip", f"{path}:{line_no + 1}", str(e))
+                    break
+                if not line:
+                    break
+                line_no += 1
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as e:
+                    skips.skip("bad_json", f"{path}:{line_no}", e.msg)
+                    continue
+                if not isinstance(record, dict):
+                    skips.skip("not_an_object", f"{path}:{line_no}")
+                    continue
+                text = record.get(field_name)
+                if not isinstance(text, str):
+                    skips.skip("no_text_field", f"{path}:{line_no}", f"no string field '{field_name}'")
+                    continue
+                url = record.get("url")
+                if url is None and isinstance(record.get("metadata"), dict):
+                    url = record["metadata"].get("url")
+                try:
+                    ts = _parse_timestamp(record.get("timestamp", record.get("created")))
+                except (ValueError, OverflowError, OSError):
+                    skips.skip("bad_timestamp_kept", f"{path}:{line_no}")
+                    ts = None
+                rest = {k: v for k, v in record.items() if k not in (field_name, "url", "timestamp", "created")}
+                rest["_line"] = line_no
+                yield Document(
+                    id=stable_id(f.source, f.sha256, str(line_no)),
+                    text=text,
+                    source=f.source,
+                    url=str(url) if url is not None else None,
+                    timestamp=ts,
+                    meta=json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str),
+                )
+    except (OSError, gzip.BadGzipFile) as e:
+        raise InputFileError(f"{path}: cannot be read ({e})") from e
+
+
+def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
+    """A plain UTF-8 text file as one document, or one per paragraph / line (`text_split`)."""
+    path = Path(f.path)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputFileError(f"{path}:{line}: not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from e
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if params.text_split == "file":
+        pieces = [text]
+    elif params.text_split == "paragraph":
+        pieces = [p for p in text.split("\n\n")]
+    else:
+        pieces = text.split("\n")
+    for i, piece in enumerate(pieces):
+        if not piece.strip():
+            continue
+        yield Document(
+            id=stable_id(f.source, f.sha256, str(i)),
+            text=piece,
+            source=f.source,
+            url=f"file://{Path(f.path).name}#{i}" if len(pieces) > 1 else f"file://{Path(f.path).name}",
+            meta=json.dumps({"file": Path(f.path).name, "piece": i}),
+        )
+
+
+def _documents(
+    f: InputFile,
+    messages_part_path: str | None,
+    params: IngestParams,
+    skips: SkipCounter,
+    result: IngestShardResult,
+) -> Iterator[Document]:
+    if f.kind == "whatsapp":
+        from tasks.whatsapp import chat_to_documents, parse_whatsapp_export
+
+        order = None if params.date_order == "auto" else params.date_order
+        chat = parse_whatsapp_export(Path(f.path), date_order=order, skips=skips)
+        if messages_part_path is None:
+            raise ValueError("a WhatsApp input needs a messages part path")
+        with ParquetShardWriter(messages_part_path, MESSAGE_SCHEMA) as msgs:
+            msgs.write_rows(m.as_row() for m in chat.messages)
+        result.messages = len(chat.messages)
+        result.stats = _jsonable(chat.stats)
+        return iter(
+            chat_to_documents(
+                chat,
+                session_gap_hours=params.session_gap_hours,
+                pseudonymize=params.pseudonymize,
+                salt=params.pseudonym_salt,
+            )
+        )
+    if f.kind == "wet":
+        from tasks.commoncrawl import iter_wet_documents
+
+        return iter_wet_documents(Path(f.path), skips)
+    if f.kind == "warc":
+        from tasks.commoncrawl import iter_warc_documents
+
+        return iter_warc_documents(Path(f.path), skips)
+    if f.kind == "jsonl":
+        return iter_jsonl_documents(f, params, skips)
+    if f.kind == "text":
+        return iter_text_documents(f, params, skips)
+    raise InputFileError(f"{f.path}: unknown input kind '{f.kind}'")
+
+
+def ingest_file(
+    f: InputFile, part_path: str, messages_part_path: str | None, params: IngestParams
+) -> IngestShardResult:
+    """Ingest one raw file into one document part (and one messages part for WhatsApp exports)."""
+    skips = SkipCounter()
+    result = IngestShardResult(input=f.path, part=part_path, bytes_in=os.path.getsize(f.path))
+    try:
+        with ParquetShardWriter(part_path, DOCUMENT_SCHEMA) as docs:
+            for doc in _documents(f, messages_part_path, params, skips, result):
+                doc.source = f.source
+                docs.write_row(doc.as_row())
+        result.documents = docs.rows
+    except InputFileError as e:
+        log.error("%s", e)
+        result.error = str(e)
+        result.documents = result.messages = 0
+        # An unreadable file still gets its (empty) parts, so part numbers stay aligned with input files.
+        ParquetShardWriter(part_path, DOCUMENT_SCHEMA).close()
+        if messages_part_path:
+            ParquetShardWriter(messages_part_path, MESSAGE_SCHEMA).close()
+    result.skips = dict(skips.counts)
+    result.skip_examples = dict(skips.examples)
+    return result
+
+
+def _jsonable(obj: object) -> object:
+    return json.loads(json.dumps(obj, default=str))
+
+
+def summarize(results: list[IngestShardResult]) -> tuple[dict, dict]:
+    """Manifest counts and stats of the whole stage from its shard results."""
+    skips: Counter = Counter()
+    for r in results:
+        skips.update(r.skips)
+    failed = [r for r in results if r.error]
+    out = sum(r.documents for r in results)
+    counts = {
+        "in": out + sum(skips.values()),  # records read: kept documents plus skipped records
+        "out": out,
+        "files_in": len(results),
+        "files_unreadable": len(failed),
+        "messages": sum(r.messages for r in results),
+        "bytes_in": sum(r.bytes_in for r in results),
+        **{f"skipped_{k}": v for k, v in sorted(skips.items())},
+    }
+    stats = {
+        "unreadable_files": {r.input: r.error for r in failed},
+        "skip_examples": {k: v for r in results for k, v in r.skip_examples.items()},
+        "per_file": {r.input: {"documents": r.documents, "messages": r.messages, **({"stats": r.stats} if r.stats else {})} for r in results},
+    }
+    return counts, stats

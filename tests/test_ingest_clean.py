@@ -1,0 +1,118 @@
+"""ingest (text, JSONL) and clean as plain functions: what ends up in the documents, what is skipped and why."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from storage.parquet import iter_rows
+from tasks.clean import clean_shard
+from tasks.ingest import InputFile, ingest_file, resolve_inputs
+from tasks.params import CleanParams, IngestParams, InputSpec
+from tasks.records import InputFileError
+
+
+def _ingest(tmp_path, path, kind, **params):
+    f = InputFile(path=str(path), kind=kind, source=kind, sha256="0" * 64)
+    out = tmp_path / "out" / "part-00000.parquet"
+    result = ingest_file(f, str(out), None, IngestParams(**params))
+    return result, list(iter_rows(out))
+
+
+def test_jsonl_keeps_url_timestamp_and_extra_fields(tmp_path):
+    p = tmp_path / "docs.jsonl.gz"
+    with gzip.open(p, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"text": "Bonjour le monde", "url": "https://ex.fr/a", "timestamp": "2024-05-01T10:00:00+02:00", "lang_hint": "fr"}) + "\n")
+        fh.write(json.dumps({"text": "epoch seconds", "timestamp": 1700000000, "metadata": {"url": "https://ex.org/m"}}) + "\n")
+    result, rows = _ingest(tmp_path, p, "jsonl")
+    assert result.documents == 2 and result.error is None
+    assert rows[0]["url"] == "https://ex.fr/a"
+    assert rows[0]["timestamp"] == datetime(2024, 5, 1, 8, 0, tzinfo=timezone.utc)
+    assert json.loads(rows[0]["meta"])["lang_hint"] == "fr"
+    assert rows[1]["url"] == "https://ex.org/m"
+    assert rows[1]["timestamp"] == datetime.fromtimestamp(1700000000, tz=timezone.utc)
+    assert rows[0]["id"] != rows[1]["id"]
+
+
+def test_jsonl_broken_records_are_skipped_and_counted_with_location(tmp_path):
+    p = tmp_path / "mixed.jsonl"
+    p.write_text('{"text": "good one"}\n{"text": broken\n[1, 2]\n{"body": "no text"}\n\n{"text": "good two"}\n')
+    result, rows = _ingest(tmp_path, p, "jsonl")
+    assert [r["text"] for r in rows] == ["good one", "good two"]
+    assert result.skips == {"bad_json": 1, "not_an_object": 1, "no_text_field": 1}
+    assert result.skip_examples["bad_json"].startswith(f"{p}:2")
+    assert result.skip_examples["no_text_field"].startswith(f"{p}:4")
+
+
+def test_truncated_gzip_keeps_what_was_read_and_counts_the_damage(tmp_path):
+    p = tmp_path / "cut.jsonl.gz"
+    payload = gzip.compress("".join(json.dumps({"text": f"line {i} " * 20}) + "\n" for i in range(200)).encode())
+    p.write_bytes(payload[: len(payload) // 2])
+    result, rows = _ingest(tmp_path, p, "jsonl")
+    assert 0 < len(rows) < 200
+    assert result.skips == {"truncated_gzip": 1}
+
+
+def test_text_split_modes(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_bytes("\ufeffFirst paragraph\nstill first.\r\n\r\nSecond paragraph.\n\n\n".encode())
+    _, whole = _ingest(tmp_path, p, "text")
+    assert len(whole) == 1 and whole[0]["text"].startswith("First paragraph")
+    _, paras = _ingest(tmp_path, p, "text", text_split="paragraph")
+    assert [r["text"].strip() for r in paras] == ["First paragraph\nstill first.", "Second paragraph."]
+    _, lines = _ingest(tmp_path, p, "text", text_split="line")
+    assert len(lines) == 3
+
+
+def test_non_utf8_text_file_is_reported_with_its_path_and_line(tmp_path):
+    p = tmp_path / "latin1.txt"
+    p.write_bytes("ok line\ncaf\xe9 au lait\n".encode("latin-1"))
+    result, rows = _ingest(tmp_path, p, "text")
+    assert rows == [] and result.documents == 0
+    assert f"{p}:2: not UTF-8" in result.error
+
+
+def test_missing_and_empty_inputs_are_clear_errors(tmp_path):
+    with pytest.raises(InputFileError, match=r"ingest\.inputs\[0\]\.path: '.*nope.txt' does not exist"):
+        resolve_inputs(IngestParams(inputs=[InputSpec(path=str(tmp_path / "nope.txt"))]))
+    with pytest.raises(InputFileError, match="matches no file"):
+        resolve_inputs(IngestParams(inputs=[InputSpec(path=str(tmp_path / "*.jsonl"))]))
+    with pytest.raises(InputFileError, match="ingest.inputs is empty"):
+        resolve_inputs(IngestParams())
+    odd = tmp_path / "data.xyz"
+    odd.write_text("?")
+    with pytest.raises(InputFileError, match=r"data\.xyz: cannot tell what kind"):
+        resolve_inputs(IngestParams(inputs=[InputSpec(path=str(odd))]))
+
+
+def test_resolve_inputs_expands_dirs_and_globs_once_each(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"text": "x"}\n')
+    (tmp_path / "b.txt").write_text("plain prose, not a chat export\n")
+    files = resolve_inputs(
+        IngestParams(inputs=[InputSpec(path=str(tmp_path / "*.jsonl")), InputSpec(path=str(tmp_path), kind="auto")])
+    )
+    assert [(f.path.split("/")[-1], f.kind) for f in files] == [("a.jsonl", "jsonl"), ("b.txt", "text")]
+
+
+def test_clean_shard_normalises_and_rejects_with_reason(tmp_path):
+    from storage.parquet import ParquetShardWriter
+    from storage.schemas import DOCUMENT_SCHEMA
+
+    src = tmp_path / "in.parquet"
+    base = {"source": "text", "url": None, "timestamp": None, "meta": None}
+    with ParquetShardWriter(src, DOCUMENT_SCHEMA) as w:
+        w.write_rows([
+            {"id": "1", "text": "Cafe\u0301   au\u00a0lait\r\n\n\n\nnext\x07 line  ", **base},
+            {"id": "2", "text": " \t \n ", **base},
+            {"id": "3", "text": "tiny", **base},
+        ])
+    r = clean_shard(str(src), str(tmp_path / "out.parquet"), str(tmp_path / "rej.parquet"), CleanParams(min_chars=5))
+    kept = list(iter_rows(tmp_path / "out.parquet"))
+    assert [k["text"] for k in kept] == ["Café au lait\n\nnext line"]
+    rejected = {r["id"]: r["reason"] for r in iter_rows(tmp_path / "rej.parquet")}
+    assert rejected == {"2": "empty_after_clean", "3": "too_short"}
+    assert (r.docs_in, r.docs_out) == (3, 1)
+    assert r.rules["unicode_nfc"] == 1

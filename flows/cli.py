@@ -10,7 +10,6 @@ import logging
 import shutil
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -60,9 +59,9 @@ def _main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks."))
 @app.command()
 def run(
     config: Path = typer.Option(Path("configs/demo.yaml"), "--config", "-c", help="Pipeline config (YAML)."),
-    start_at: Optional[str] = typer.Option(None, "--start-at", help="First stage to run."),
-    stop_after: Optional[str] = typer.Option(None, "--stop-after", help="Last stage to run."),
-    only: Optional[list[str]] = typer.Option(None, "--only", help="Run only these stages (repeatable)."),
+    start_at: str | None = typer.Option(None, "--start-at", help="First stage to run."),
+    stop_after: str | None = typer.Option(None, "--stop-after", help="Last stage to run."),
+    only: list[str] | None = typer.Option(None, "--only", help="Run only these stages (repeatable)."),
     force: bool = typer.Option(False, "--force", help="Recompute even when the output is up to date."),
 ) -> None:
     """Run the pipeline (Prefect's ephemeral mode unless PREFECT_API_URL points at a server)."""

@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import time
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.assets import materialize
 from prefect.assets.core import add_asset_metadata
+from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from flows.config import PipelineConfig
@@ -116,15 +118,30 @@ def run_shards(
         else:
             todo.append(i)
     if todo:
-        with build_task_runner(runner) as task_runner:
-            futures = {i: task_runner.submit(shard_task, parameters=calls[i]) for i in todo}
-            for i, future in futures.items():
+        with build_task_runner(runner) as task_runner, _progress(writer.stage, len(calls), len(calls) - len(todo)) as advance:
+            futures = {task_runner.submit(shard_task, parameters=calls[i]): i for i in todo}
+            for future in as_completed(list(futures)):
+                i = futures[future]
                 results[i] = future.result()
                 record = writer.shard_record(names[i])
                 tmp = record.with_suffix(".json.partial")
                 tmp.write_text(json.dumps(dataclasses.asdict(results[i])), encoding="utf-8")
                 os.replace(tmp, record)
+                advance()
     return results
+
+
+@contextmanager
+def _progress(stage: str, total: int, done: int) -> Iterator[Callable[[], None]]:
+    """A rich progress bar over shards when a person is watching a terminal; silent otherwise."""
+    if not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(f"{stage}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
+        task_id = bar.add_task(stage, total=total, completed=done)
+        yield lambda: bar.advance(task_id)
 
 
 def asset_key(path: str | os.PathLike) -> str:
@@ -204,8 +221,3 @@ def shard_task(fn: Callable, name: str) -> Any:
     """A thin Prefect task around a plain shard function (retries for transient I/O errors only)."""
     return task(fn, name=name, retries=0)
 
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    t0 = time.monotonic()
-    out = fn()
-    return out, time.monotonic() - t0

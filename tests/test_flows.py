@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from flows.config import load_config
 from storage.dataset import list_datasets, read_manifest
 from storage.parquet import iter_rows, parquet_files
 from storage.runs import read_run_pointer

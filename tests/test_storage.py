@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 from datetime import datetime, timezone
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 

@@ -207,6 +207,33 @@ def serve(
         _fail(e)
 
 
+commoncrawl_app = typer.Typer(no_args_is_help=True, help="Common Crawl helpers.")
+app.add_typer(commoncrawl_app, name="commoncrawl")
+
+
+@commoncrawl_app.command("fetch")
+def commoncrawl_fetch(
+    crawl: str = typer.Option(..., "--crawl", help="Crawl id, e.g. CC-MAIN-2024-22."),
+    kind: str = typer.Option("wet", "--kind", help="wet, warc or wat."),
+    files: int = typer.Option(1, "--files", help="How many files of the crawl's path list."),
+    out: Path = typer.Option(Path("inputs/commoncrawl"), "--out", help="Folder to download into."),
+    base_url: str = typer.Option("https://data.commoncrawl.org/", "--base-url", help="Mirror to download from."),
+    retries: int = typer.Option(5, "--retries"),
+) -> None:
+    """Download a crawl's path list and the first N files, resuming and verifying each."""
+    try:
+        from tasks.cc_fetch import fetch_crawl
+
+        logging.basicConfig(level=logging.WARNING)
+        report = fetch_crawl(crawl, kind, files, out, base_url=base_url, retries=retries)
+        for f in report.files:
+            note = " (already there)" if f.skipped_existing else (" (resumed)" if f.resumed else "")
+            console.print(f"{f.path}  {f.bytes / 1e6:,.1f} MB{note}")
+        console.print(f"{len(report.files)} file(s), {report.total_bytes / 1e6:,.1f} MB in {out}")
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
 def main() -> None:
     try:
         app()

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from tasks.base import StrictModel
 from tasks.cleaning import CleanRules
 
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    def fingerprint_params(self) -> dict:
-        """The parameters that determine the stage's output (all of them unless a stage says otherwise)."""
-        return self.model_dump(mode="json")
+__all__ = ["StrictModel"]
 
 
 InputKind = Literal["auto", "whatsapp", "commoncrawl", "wet", "warc", "jsonl", "text"]

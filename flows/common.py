@@ -23,6 +23,7 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from flows.config import PipelineConfig
 from storage.dataset import DatasetWriter, InputRef, Manifest, find_dataset, read_manifest
 from storage.fingerprint import fingerprint
+from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.params import RunnerParams
 
@@ -221,3 +222,45 @@ def shard_task(fn: Callable, name: str) -> Any:
     """A thin Prefect task around a plain shard function (retries for transient I/O errors only)."""
     return task(fn, name=name, retries=0)
 
+
+
+def parts_stage(
+    cfg: PipelineConfig,
+    *,
+    stage: str,
+    stage_version: str,
+    params: dict,
+    input_path: str,
+    task: Any,
+    call_for: Callable[[int, Path, DatasetWriter], dict],
+    result_type: type,
+    summarize: Callable[[list], tuple[dict, dict]],
+    force: bool = False,
+    extra_inputs: Sequence[InputRef] = (),
+    before: Callable[[StagePlan], dict] | None = None,
+) -> str:
+    """A stage that maps one shard task over the Parquet parts of its input dataset (the common case).
+
+    `call_for(i, part, writer)` gives the task's keyword arguments for part i; `before(plan)` may compute
+    dataset-wide values first (e.g. percentile cut-offs) that are added to every call and to the stats.
+    """
+    plan = make_plan(cfg, stage, stage_version, params, [input_ref(input_path), *extra_inputs])
+    if done := up_to_date(cfg, plan, force):
+        return done
+    parts = parquet_files(input_path)
+    shared = before(plan) if before else {}
+    with plan.writer() as w:
+        calls = [{**call_for(i, p, w), **shared} for i, p in enumerate(parts)]
+        results = run_shards(task, calls, [p.stem for p in parts], w, result_type, cfg.runner)
+        counts, stats = summarize(results)
+        if shared:
+            stats = {**stats, **{k: v for k, v in shared.items() if _jsonable(v)}}
+        return publish(cfg, plan, w, counts, stats, force)
+
+
+def _jsonable(value: object) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except TypeError:
+        return False

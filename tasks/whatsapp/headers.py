@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 
@@ -36,9 +36,17 @@ _IOS_MARK_AFTER = (": \u200e", "] \u200e")
 
 DATE_ORDERS = ("dmy", "mdy", "ymd", "ydm")
 _ORDER_ALIASES = {
-    "dmy": "dmy", "day_first": "dmy", "day-first": "dmy", "dayfirst": "dmy",
-    "mdy": "mdy", "month_first": "mdy", "month-first": "mdy", "monthfirst": "mdy",
-    "ymd": "ymd", "year_first": "ymd", "year-first": "ymd",
+    "dmy": "dmy",
+    "day_first": "dmy",
+    "day-first": "dmy",
+    "dayfirst": "dmy",
+    "mdy": "mdy",
+    "month_first": "mdy",
+    "month-first": "mdy",
+    "monthfirst": "mdy",
+    "ymd": "ymd",
+    "year_first": "ymd",
+    "year-first": "ymd",
     "ydm": "ydm",
 }
 _SWAPPED = {"dmy": "mdy", "mdy": "dmy", "ymd": "ydm", "ydm": "ymd"}
@@ -102,9 +110,13 @@ HEADER_RE = re.compile(
 LAYOUTS = ("android", "ios", "ios_no_brackets", "legacy")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class HeaderShape:
-    """How a header is written, minus the field values: what `stats['header_formats']` counts."""
+    """How a header is written, minus the field values: what `stats['header_formats']` counts.
+
+    Shapes are interned by `match_header` (one object per distinct shape), so identity is equality and
+    hashing is cheap on the per-message path.
+    """
 
     layout: str  # one of LAYOUTS
     sep: str  # between date fields
@@ -115,11 +127,11 @@ class HeaderShape:
     seconds: bool
     time_sep: str
     time_dot: bool
+    # lines sharing layout, separator and year position share one date order
+    group: tuple[str, str, str] = ("", "", "")
 
-    @property
-    def group(self) -> tuple[str, str, str]:
-        """Lines sharing layout, separator and year position share one date order."""
-        return (self.layout, self.sep, self.year_pos)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "group", (self.layout, self.sep, self.year_pos))
 
     def describe(self, order: str) -> str:
         """A readable pattern such as "[dd.MM.yy, HH:mm:ss] Name: text"."""
@@ -153,54 +165,87 @@ class Header:
     rest: str
 
 
+_GROUPS = (
+    "open",
+    "d1",
+    "sep",
+    "d2",
+    "d3",
+    "comma",
+    "pre",
+    "H",
+    "tsep",
+    "M",
+    "S",
+    "tdot",
+    "ampm",
+    "dash",
+    "legacy",
+    "rest",
+)
+assert tuple(HEADER_RE.groupindex) == _GROUPS, "match_header unpacks HEADER_RE's groups in this order"
+_SHAPES: dict[tuple, HeaderShape] = {}
+
+
+def _shape(key: tuple) -> HeaderShape:
+    shape = _SHAPES.get(key)
+    if shape is None:
+        layout, sep, year_pos, comma, clock12, seconds, time_sep, time_dot = key
+        shape = _SHAPES[key] = HeaderShape(
+            layout,
+            sep,
+            year_pos,
+            2 if year_pos == "short" else 4,
+            comma,
+            clock12,
+            seconds,
+            time_sep,
+            time_dot,
+        )
+    return shape
+
+
 def match_header(line: str) -> Header | None:
     """Parse `line` if it starts a message (valid clock and plausible date fields), else None."""
     m = HEADER_RE.match(line)
     if m is None:
         return None
-    d1, d2, d3 = m.group("d1", "d2", "d3")
+    (opened, d1, sep, d2, d3, comma, pre, hh, tsep, mm, ss, tdot, ampm, dash, legacy, rest) = m.groups()
     l1, l3 = len(d1), len(d3)
-    if l1 == 3 or l3 == 3 or (l1 == 4 and l3 == 4) or (l1 == 4 and l3 > 2) or (l3 == 4 and l1 > 2):
+    if l1 == 4:
+        if l3 > 2:
+            return None
+        year_pos = "first"
+    elif l3 == 4:
+        if l1 > 2:
+            return None
+        year_pos = "last"
+    elif l1 == 3 or l3 == 3:
         return None
-    hour, minute = int(m.group("H")), int(m.group("M"))
-    sec = m.group("S")
-    second = int(sec) if sec else 0
+    else:
+        year_pos = "short"
+    hour, minute = int(hh), int(mm)
+    second = int(ss) if ss else 0
     half = None
-    ampm = m.group("ampm") or m.group("pre")
+    ampm = ampm or pre
     if ampm:
         first = ampm[0]
         if first in "AaPp":
             half = "am" if first in "Aa" else "pm"
         else:
             half = _MERIDIEM_LOOKUP.get(re.sub(r"[.\s]", "", ampm).lower())
-    if half is not None and 1 <= hour <= 12:
-        if half == "pm" and hour < 12:
-            hour += 12
-        elif half == "am" and hour == 12:
-            hour = 0
+        if half is not None and 1 <= hour <= 12:
+            if half == "pm" and hour < 12:
+                hour += 12
+            elif half == "am" and hour == 12:
+                hour = 0
     if hour > 23 or minute > 59 or second > 59:
         return None
-    if m.group("open"):
-        layout = "ios"
-    elif m.group("dash"):
-        layout = "android"
-    elif m.group("legacy"):
-        layout = "legacy"
-    else:
-        layout = "ios_no_brackets"
-    year_pos = "first" if l1 == 4 else "last" if l3 == 4 else "short"
-    shape = HeaderShape(
-        layout=layout,
-        sep=m.group("sep"),
-        year_pos=year_pos,
-        year_digits=4 if year_pos != "short" else 2,
-        comma=m.group("comma") is not None,
-        clock12=half is not None,
-        seconds=sec is not None,
-        time_sep=m.group("tsep"),
-        time_dot=m.group("tdot") is not None,
+    layout = "ios" if opened else "android" if dash else "legacy" if legacy else "ios_no_brackets"
+    shape = _shape(
+        (layout, sep, year_pos, comma is not None, half is not None, ss is not None, tsep, tdot is not None)
     )
-    return Header(shape, int(d1), int(d2), int(d3), hour, minute, second, m.group("rest"))
+    return Header(shape, int(d1), int(d2), int(d3), hour, minute, second, rest)
 
 
 @dataclass
@@ -210,62 +255,78 @@ class OrderDecision:
     order: str
     source: str  # "evidence" | "other formats in file" | "argument" | "default"
     ambiguous: bool
-    conflicts: int = 0  # lines whose date only makes sense in the other order
+    conflicts: int = 0  # distinct dates that only make sense in the other order
+
+
+@dataclass
+class DateEvidence:
+    """What one header group's dates say about their order: distinct (a, b, c) fields, and how often the
+    first and the last field change from one message to the next (the year is the field that changes least)."""
+
+    dates: set[tuple[int, int, int]] = field(default_factory=set)
+    first_changes: int = 0
+    last_changes: int = 0
+    _previous: tuple[int, int, int] | None = None
+
+    def add(self, a: int, b: int, c: int) -> None:
+        previous = self._previous
+        if previous is not None:
+            self.first_changes += previous[0] != a
+            self.last_changes += previous[2] != c
+        self._previous = (a, b, c)
+        self.dates.add((a, b, c))
+
+
+def _year_first(group: tuple[str, str, str], ev: DateEvidence, requested: str | None) -> bool:
+    if group[2] != "short":
+        return group[2] == "first"
+    # two-digit years: a field above 31 can only be the year, else the year is the field that changes least
+    if any(a > 31 for a, _, _ in ev.dates):
+        return True
+    if any(c > 31 for _, _, c in ev.dates):
+        return False
+    if ev.first_changes != ev.last_changes:
+        return ev.first_changes < ev.last_changes
+    return requested in ("ymd", "ydm")
 
 
 def decide_date_orders(
-    fields_by_group: dict[tuple[str, str, str], list[tuple[int, int, int]]],
+    evidence: dict[tuple[str, str, str], DateEvidence],
     requested: str | None,
 ) -> dict[tuple[str, str, str], OrderDecision]:
     """Choose, per header group, which date field is the day, from every date in the file.
 
     A field above 12 cannot be a month, so it settles the order; a group without such a field borrows the
     order settled by other groups of the file, then falls back to `requested` (the caller's `date_order`),
-    then to day-first — and is recorded as ambiguous. Year-first dates are year-month-day unless a month field
-    exceeds 12.
+    then to day-first (year-month-day for year-first dates) — and is recorded as ambiguous.
     """
-    votes: dict[tuple[str, str, str], Counter] = {}
-    for group, dates in fields_by_group.items():
-        v: Counter = Counter()
-        year_pos = group[2]
-        if year_pos == "short":
-            # two-digit years: a first field above 31 can only be a year
-            if any(a > 31 for a, _, _ in dates) and not any(c > 31 for _, _, c in dates):
-                year_pos = "first"
-            else:
-                year_pos = "last"
-        if year_pos == "first":
-            v["ymd"] = sum(1 for _, _, c in dates if c > 12)
-            v["ydm"] = sum(1 for _, b, _ in dates if b > 12)
-            v["_year_first"] = 1
-        else:
-            v["dmy"] = sum(1 for a, _, _ in dates if a > 12)
-            v["mdy"] = sum(1 for _, b, _ in dates if b > 12)
-        votes[group] = v
-
+    votes: dict[tuple[str, str, str], tuple[bool, Counter]] = {}
     file_votes: Counter = Counter()
-    for v in votes.values():
-        if not v["_year_first"]:
-            file_votes["dmy"] += v["dmy"]
-            file_votes["mdy"] += v["mdy"]
+    for group, ev in evidence.items():
+        year_first = _year_first(group, ev, requested)
+        v: Counter = Counter()
+        if year_first:
+            v["ymd"] = sum(1 for _, _, c in ev.dates if c > 12)
+            v["ydm"] = sum(1 for _, b, _ in ev.dates if b > 12)
+        else:
+            v["dmy"] = sum(1 for a, _, _ in ev.dates if a > 12)
+            v["mdy"] = sum(1 for _, b, _ in ev.dates if b > 12)
+        votes[group] = (year_first, v)
+        file_votes.update(v)
 
     decisions: dict[tuple[str, str, str], OrderDecision] = {}
-    for group, v in votes.items():
-        if v["_year_first"]:
-            order = "ydm" if v["ydm"] > v["ymd"] else "ymd"
-            decisions[group] = OrderDecision(order, "evidence" if v["ymd"] or v["ydm"] else "default", False,
-                                             min(v["ymd"], v["ydm"]))
-            continue
-        if v["dmy"] or v["mdy"]:
-            order = "mdy" if v["mdy"] > v["dmy"] else "dmy"
-            decisions[group] = OrderDecision(order, "evidence", False, min(v["dmy"], v["mdy"]))
-        elif file_votes["dmy"] or file_votes["mdy"]:
-            order = "mdy" if file_votes["mdy"] > file_votes["dmy"] else "dmy"
+    for group, (year_first, v) in votes.items():
+        first, second = ("ymd", "ydm") if year_first else ("dmy", "mdy")
+        if v[first] or v[second]:
+            order = second if v[second] > v[first] else first
+            decisions[group] = OrderDecision(order, "evidence", False, min(v[first], v[second]))
+        elif file_votes[first] or file_votes[second]:
+            order = second if file_votes[second] > file_votes[first] else first
             decisions[group] = OrderDecision(order, "other formats in file", False)
-        elif requested in ("dmy", "mdy"):
+        elif requested in (first, second):
             decisions[group] = OrderDecision(requested, "argument", True)
         else:
-            decisions[group] = OrderDecision("dmy", "default", True)
+            decisions[group] = OrderDecision(first, "default", True)
     return decisions
 
 

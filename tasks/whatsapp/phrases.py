@@ -14,6 +14,9 @@ The clean stage may import these tables to strip the same placeholders from text
 
 from __future__ import annotations
 
+# The tables are laid out by language, several phrases per line, for reading side by side.
+# fmt: off
+
 # Whole-message placeholders of media left out of an export ("Export chat → Without media"), Android and iOS.
 MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
     "en": (
@@ -161,70 +164,61 @@ OPTION_KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 
 # System events that WhatsApp may write after a name and ": " (iOS puts the chat or caller name there), so an
-# author-like prefix does not make them messages. Regexes, matched at the start of the text after the prefix.
+# author-like prefix does not make them messages. Case-insensitive regexes anchored at the start of the text
+# after the prefix: keep them anchored (a leading ".*" makes every message pay for a scan).
 SYSTEM_PATTERNS: dict[str, tuple[str, ...]] = {
     "en": (
         # both notices have a second sentence ("Tap to learn more."), which a chat message quoting them rarely has
         r"(?:messages|calls)\b.{0,80}\bend-to-end encrypt\w*\.\s+\S",
         r"missed (?:group )?(?:voice|video) call",
-        r"(?:your )?security code\b.*\bchanged",
-        r".{0,80}\bchanged (?:their|his|her) phone number",
+        r"(?:your )?security code (?:with .{1,80}? )?changed",
         r"this chat is with a business account",
         r"you (?:blocked|unblocked) this contact",
     ),
     "fr": (
         r"les (?:messages|appels)\b.*\bde bout en bout",
         r"appel (?:vocal|vidéo) manqué",
-        r"(?:votre )?code de sécurité\b.*\bchangé",
-        r".{0,80}\ba changé de numéro",
+        r"(?:votre )?code de sécurité (?:avec|de) .{1,80}? a changé",
     ),
     "es": (
         r"los (?:mensajes|llamadas)\b.*\bde extremo a extremo",
         r"(?:llamada(?: de voz)?|videollamada) perdida",
-        r".{0,40}código de seguridad\b.*\bcambi",
-        r".{0,80}\bcambió (?:su|de) número",
+        r"(?:tu |el )?código de seguridad (?:con|de) .{1,80}? cambió",
     ),
     "pt": (
         r"as (?:mensagens|chamadas)\b.*\bponta[ -]a[ -]ponta",
         r"chamada de (?:voz|vídeo) perdida",
-        r".{0,40}código de segurança\b.*\bmud",
-        r".{0,80}\bmudou (?:de|o) número",
+        r"(?:seu |o )?código de segurança (?:com|de) .{1,80}? mudou",
     ),
     "de": (
         r"(?:nachrichten|anrufe)\b.*\bende-zu-ende",
         r"verpasster (?:sprach|video)anruf",
-        r".{0,40}sicherheitsnummer\b.*\bgeändert",
-        r".{0,80}\bhat (?:die|seine|ihre) telefonnummer\b.*\bgeändert",
+        r"(?:deine |die )?sicherheitsnummer (?:für|mit|von) .{1,80}? (?:hat sich )?geändert",
     ),
     "it": (
         r"i (?:messaggi|chiamate)\b.*\bend-to-end",
         r"(?:chiamata vocale|videochiamata) persa",
-        r".{0,40}codice di sicurezza\b.*\bcambiat",
-        r".{0,80}\bha cambiato (?:il suo )?numero",
+        r"(?:il tuo |il )?codice di sicurezza (?:con|di) .{1,80}? è cambiato",
     ),
     "nl": (
         r"(?:berichten|oproepen)\b.*\bend-to-end",
         r"gemiste (?:spraak|video-?)oproep",
-        r".{0,40}beveiligingscode\b.*\bgewijzigd",
-        r".{0,80}\bheeft (?:zijn|haar) telefoonnummer gewijzigd",
+        r"(?:je |uw )?beveiligingscode (?:met|van) .{1,80}? (?:is )?gewijzigd",
     ),
     "tr": (
         r"(?:mesajlar|aramalar)\b.*\buçtan uca",
         r"cevapsız (?:sesli|görüntülü) arama",
-        r".{0,40}güvenlik kodu\b.*\bdeğişti",
-        r".{0,80}\btelefon numarasını değiştirdi",
+        r"güvenlik kodu(?:nuz)? .{1,80}?değişti",
     ),
     "ar": (
         r"(?:الرسائل|المكالمات).*(?:تشفير|مشفرة)",
         r"مكالمة (?:صوتية|فيديو) فائتة",
-        r".{0,40}رمز الأمان.*تغي",
-        r".{0,80}غيّ?ر رقم هاتف",
+        r"تغيّ?ر رمز الأمان",
     ),
     "id": (
         r"(?:pesan|panggilan)\b.*\bend-to-end",
         r"panggilan (?:suara|video) tak terjawab",
-        r".{0,40}kode keamanan\b.*\bberubah",
-        r".{0,80}\bmengganti nomor telepon",
+        r"kode keamanan (?:anda )?(?:dengan|untuk) .{1,80}? (?:telah )?berubah",
     ),
     "ru": (
         r"(?:сообщения|звонки)\b.*шифрован",
@@ -234,7 +228,8 @@ SYSTEM_PATTERNS: dict[str, tuple[str, ...]] = {
 
 # Group events that WhatsApp writes without any author prefix. Lines without "Name: " are system lines anyway;
 # these patterns matter when the event itself contains ": " (a new subject "Trip: day 2") so that the text
-# before that colon is not taken for an author. Matched only on the text before the first colon.
+# before that colon is not taken for an author. Searched for in the text before the first ": ", so each
+# pattern must be the part of the event that comes before the new subject or description.
 GROUP_EVENT_PATTERNS: dict[str, tuple[str, ...]] = {
     "en": (
         r"created group", r"changed the subject", r"changed the group (?:name|description|settings)",
@@ -246,13 +241,13 @@ GROUP_EVENT_PATTERNS: dict[str, tuple[str, ...]] = {
     "es": (r"creó el grupo", r"creaste el grupo", r"cambió el (?:asunto|nombre)", r"cambiaste el (?:asunto|nombre)",
            r"cambió la descripción", r"cambiaste la descripción"),
     "pt": (r"criou o grupo", r"mudou o (?:assunto|nome)", r"mudou a descrição", r"alterou o (?:assunto|nome)"),
-    "de": (r"hat die gruppe .{0,80}erstellt", r"hast die gruppe .{0,80}erstellt", r"hat den betreff",
+    "de": (r"hat die gruppe", r"hast die gruppe", r"hat den betreff",
            r"hast den betreff", r"hat die gruppenbeschreibung", r"hat den gruppennamen"),
     "it": (r"ha creato il gruppo", r"hai creato il gruppo", r"ha cambiato (?:l'oggetto|il nome|la descrizione)",
            r"hai cambiato (?:l'oggetto|il nome|la descrizione)"),
-    "nl": (r"heeft (?:de )?groep .{0,80}aangemaakt", r"heeft het onderwerp", r"heeft de groepsbeschrijving",
+    "nl": (r"heeft (?:de )?groep", r"heeft het onderwerp", r"heeft de groepsbeschrijving",
            r"heeft de groepsnaam"),
-    "tr": (r"grubunu oluşturdu", r"konuyu .{0,80}değiştirdi", r"grup açıklamasını değiştirdi",
+    "tr": (r"grubunu oluşturdu", r"konuyu", r"grup açıklamasını değiştirdi",
            r"grup adını değiştirdi"),
     "ar": (r"أنشأ المجموعة", r"أنشأت المجموعة", r"غيّ?ر (?:الموضوع|وصف المجموعة|اسم المجموعة)"),
     "id": (r"membuat grup", r"mengubah (?:subjek|deskripsi grup|nama grup)"),
@@ -269,3 +264,4 @@ MERIDIEM_PREFIXES: dict[str, tuple[str, ...]] = {
     "am": ("上午", "午前", "오전"),
     "pm": ("下午", "午後", "오후"),
 }
+# fmt: on

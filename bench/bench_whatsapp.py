@@ -1,0 +1,115 @@
+"""Throughput of the WhatsApp parser on a large synthetic export (default about 50 MB), printed as a table.
+
+    .venv/bin/python bench/bench_whatsapp.py [--mb 50] [--formats android ios] [--quick]
+
+The export is generated in a temporary directory (word salad of small talk, 10 % multi-line messages, sessions of ~50 messages, media, deleted,
+edited and system lines, two authors plus a phone number). Beside the parser, the table shows the floor any
+parser pays — reading, decoding and splitting the file into lines — so the cost of the parsing itself is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tasks.whatsapp import chat_to_documents, parse_whatsapp_export  # noqa: E402
+
+WORDS = (
+    "ok see you later tonight tomorrow haha yes no maybe coffee lunch dinner the a to and is it was really "
+    "good nice cool thanks sorry where when what train bus late early home work weekend hike film book "
+    "soup cake call me now leaving there here almost done great idea sounds perfect 🙂 😂 👍"
+).split()
+AUTHORS = ("Sam", "Priya Raman", "+44 7700 900123")
+SPECIAL = (
+    (0.05, "<Media omitted>"),
+    (0.01, "This message was deleted"),
+    (0.01, "{text} <This message was edited>"),
+)
+
+
+def header(layout: str, when: datetime) -> str:
+    if layout == "ios":
+        return when.strftime("[%d/%m/%Y, %H:%M:%S] ")
+    return when.strftime("%d/%m/%Y, %H:%M - ")
+
+
+def generate(path: Path, target_bytes: int, layout: str, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    when = datetime(2021, 1, 1, 8, 0)
+    written = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(header(layout, when) + "Messages and calls are end-to-end encrypted. Learn more.\n")
+        while written < target_bytes:
+            lines = []
+            for _ in range(1000):
+                when += timedelta(seconds=rng.randint(5, 3600))
+                if rng.random() < 0.02:  # a night or a quiet day: a new conversation session
+                    when += timedelta(hours=rng.randint(7, 30))
+                text = " ".join(rng.choices(WORDS, k=rng.randint(2, 18)))
+                roll = rng.random()
+                for p, template in SPECIAL:
+                    if roll < p:
+                        text = template.format(text=text)
+                        break
+                    roll -= p
+                if rng.random() < 0.10:
+                    text += "\n" + " ".join(rng.choices(WORDS, k=rng.randint(2, 12)))
+                if rng.random() < 0.005:
+                    lines.append(header(layout, when) + "Sam added Priya Raman\n")
+                    continue
+                lines.append(f"{header(layout, when)}{rng.choice(AUTHORS)}: {text}\n")
+            block = "".join(lines)
+            out.write(block)
+            written += len(block.encode("utf-8"))
+
+
+def read_and_split(path: Path) -> int:
+    text = path.read_bytes().decode("utf-8")
+    return len(text.split("\n"))
+
+
+def timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=50.0, help="size of each synthetic export in MB")
+    parser.add_argument("--formats", nargs="+", default=["android", "ios"], choices=["android", "ios"])
+    parser.add_argument("--quick", action="store_true", help="5 MB per export (what bench/run_all.py runs)")
+    args = parser.parse_args()
+    if args.quick:
+        args.mb = min(args.mb, 5.0)
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for layout in args.formats:
+            path = Path(tmp) / f"synthetic_{layout}.txt"
+            generate(path, int(args.mb * 1e6), layout)
+            mb = path.stat().st_size / 1e6
+            _, floor = timed(read_and_split, path)
+            chat, parse = timed(parse_whatsapp_export, path)
+            docs, to_docs = timed(chat_to_documents, chat)
+            n = len(chat.messages)
+            rows.append((f"{layout}: read + decode + split lines (floor)", mb, n, floor))
+            rows.append((f"{layout}: parse_whatsapp_export", mb, n, parse))
+            rows.append((f"{layout}: chat_to_documents ({len(docs)} docs)", mb, n, to_docs))
+            rows.append((f"{layout}: parse + documents", mb, n, parse + to_docs))
+
+    print(f"\n{'step':<48} {'MB':>7} {'messages':>10} {'seconds':>8} {'messages/s':>12} {'MB/s':>7}")
+    print("-" * 97)
+    for name, mb, n, seconds in rows:
+        print(f"{name:<48} {mb:>7.1f} {n:>10,} {seconds:>8.2f} {n / seconds:>12,.0f} {mb / seconds:>7.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -47,6 +47,8 @@ def _fail(e: BaseException) -> None:
     if _state["debug"]:
         raise e
     msg = str(e) or type(e).__name__
+    if not isinstance(e, (ValueError, OSError, RuntimeError)):
+        msg = f"{type(e).__name__}: {msg} (an internal error; --debug shows the traceback)"
     err_console.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 

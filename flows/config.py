@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from pydantic import Field, ValidationError
 
+from tasks.kenlm_train import KenlmTrainParams
 from tasks.params import (
     CleanParams,
     DedupParams,
@@ -18,7 +19,6 @@ from tasks.params import (
     IngestParams,
     LangidParams,
     LoraParams,
-    PerplexityParams,
     QualityParams,
     RunnerParams,
     SampleParams,
@@ -27,6 +27,15 @@ from tasks.params import (
     TokenizerParams,
     TrainParams,
 )
+from tasks.perplexity.stage import PerplexityFilterParams, PerplexityParams
+
+
+class PerplexityConfig(StrictModel):
+    """Tag every document with its KenLM perplexity (cached), then filter by bucket (cheap to re-tune)."""
+
+    enabled: bool = True
+    tag: PerplexityParams = Field(default_factory=PerplexityParams)
+    filter: PerplexityFilterParams = Field(default_factory=PerplexityFilterParams)
 
 
 class ConfigError(ValueError):
@@ -41,7 +50,8 @@ class PipelineConfig(StrictModel):
     clean: CleanParams = Field(default_factory=CleanParams)
     langid: LangidParams = Field(default_factory=LangidParams)
     quality: QualityParams = Field(default_factory=QualityParams)
-    perplexity: PerplexityParams = Field(default_factory=PerplexityParams)
+    kenlm_train: KenlmTrainParams = Field(default_factory=KenlmTrainParams)
+    perplexity: PerplexityConfig = Field(default_factory=PerplexityConfig)
     dedup: DedupParams = Field(default_factory=DedupParams)
     sample: SampleParams = Field(default_factory=SampleParams)
     tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)

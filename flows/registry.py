@@ -9,6 +9,8 @@ from flows.clean import clean_flow, plan_clean
 from flows.common import StagePlan
 from flows.config import PipelineConfig
 from flows.ingest import ingest_flow, plan_ingest
+from flows.perplexity import perplexity_flow, plan_perplexity
+from storage.dataset import InputRef
 
 
 @dataclass(frozen=True)
@@ -16,12 +18,14 @@ class StageSpec:
     name: str
     flow: Callable[..., str]
     upstream: str | None
-    plan: Callable[[PipelineConfig, str | None], StagePlan]
+    # The plan of the stage's output from its input's reference (None: the stage passes its input through).
+    plan: Callable[[PipelineConfig, InputRef | None], StagePlan | None]
 
 
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("ingest", ingest_flow, None, lambda cfg, _src: plan_ingest(cfg)[0]),
     StageSpec("clean", clean_flow, "ingest", lambda cfg, src: plan_clean(cfg, src)),
+    StageSpec("perplexity", perplexity_flow, "clean", plan_perplexity),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

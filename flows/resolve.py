@@ -1,29 +1,38 @@
 """Which dataset a stage reads when it runs on its own: the output its upstream stage would produce for this
-config, found by computing that stage's plan (fingerprint) — not whatever ran last."""
+config, found by chaining the stages' plans (fingerprints) from the raw inputs — not whatever ran last."""
 
 from __future__ import annotations
 
 from flows.config import PipelineConfig
-from storage.dataset import dataset_dir
+from storage.dataset import InputRef, dataset_dir, is_dataset
 
 
 class MissingInputError(ValueError):
     """A stage's input dataset has not been built for this config yet."""
 
 
-def planned_output(cfg: PipelineConfig, stage: str) -> tuple[str, bool]:
-    """(dataset path of `stage` under this config, whether it exists)."""
+def ref_of(cfg: PipelineConfig, stage: str, fingerprint: str) -> InputRef:
+    return InputRef(stage, fingerprint, str(dataset_dir(cfg.data_root, stage, fingerprint)))
+
+
+def planned_ref(cfg: PipelineConfig, stage: str) -> InputRef | None:
+    """The dataset `stage` produces under this config (it may not exist yet); None if nothing feeds it."""
     from flows.registry import get_stage
 
     spec = get_stage(stage)
-    src = None
-    if spec.upstream:
-        src, ok = planned_output(cfg, spec.upstream)
-        if not ok:
-            return src, False
+    src = planned_ref(cfg, spec.upstream) if spec.upstream else None
     plan = spec.plan(cfg, src)
-    existing = plan.existing
-    return str(existing or dataset_dir(cfg.data_root, stage, plan.fingerprint)), existing is not None
+    if plan is None:  # a disabled stage passes its input through
+        return src
+    return ref_of(cfg, plan.stage, plan.fingerprint)
+
+
+def planned_output(cfg: PipelineConfig, stage: str) -> tuple[str, bool]:
+    """(dataset path of `stage` under this config, whether it exists)."""
+    ref = planned_ref(cfg, stage)
+    if ref is None:
+        raise MissingInputError(f"'{stage}' has no input under config '{cfg.name}'")
+    return ref.path, is_dataset(ref.path)
 
 
 def upstream_dataset(cfg: PipelineConfig, stage: str) -> str:

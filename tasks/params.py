@@ -58,21 +58,6 @@ class QualityParams(StrictModel):
     web_rules: Literal["chat", "web", "none"] = "web"
 
 
-class PerplexityParams(StrictModel):
-    enabled: bool = True
-    order: int = Field(5, ge=2, le=6)
-    reference: list[str] = Field(default_factory=list)
-    head_percentile: float = Field(30, gt=0, lt=100)
-    tail_percentile: float = Field(60, gt=0, lt=100)
-    keep_buckets: list[Literal["head", "middle", "tail"]] = Field(default_factory=lambda: ["head", "middle"])
-
-    @model_validator(mode="after")
-    def _ordered(self) -> PerplexityParams:
-        if self.head_percentile >= self.tail_percentile:
-            raise ValueError("head_percentile must be below tail_percentile")
-        return self
-
-
 class DedupParams(StrictModel):
     methods: list[Literal["exact", "minhash", "bloom", "suffix_array"]] = Field(
         default_factory=lambda: ["exact", "minhash", "suffix_array"]

@@ -16,7 +16,7 @@ def test_every_stage_has_defaults():
     assert cfg.langid.min_score == 0.65
     assert (cfg.dedup.minhash_bands, cfg.dedup.minhash_rows, cfg.dedup.minhash_ngram) == (14, 8, 5)
     assert cfg.dedup.bloom_error_rate == 0.01 and cfg.dedup.suffix_min_bytes == 100
-    assert cfg.perplexity.keep_buckets == ["head", "middle"]
+    assert cfg.perplexity.filter.keep_buckets == ["head", "middle"] and cfg.kenlm_train.order == 5
     assert cfg.sample.fraction == 0.02 and cfg.tokenizer.vocab_size == 16384 and cfg.encode.val_fraction == 0.005
 
 

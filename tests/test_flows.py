@@ -48,7 +48,7 @@ def pipeline(prefect_harness):
 def test_pipeline_builds_every_stage_and_records_the_run(tmp_path, pipeline):
     cfg_path = _config(tmp_path)
     out = pipeline(config=str(cfg_path))
-    assert set(out) == {"ingest", "clean"}
+    assert {"ingest", "clean"} <= set(out)
     ingest, clean = read_manifest(out["ingest"]), read_manifest(out["clean"])
     assert ingest.counts["out"] == 5 and ingest.counts["files_in"] == 2
     assert clean.counts == {**clean.counts, "in": 5, "out": 3, "dropped_empty_after_clean": 1, "dropped_too_short": 1}

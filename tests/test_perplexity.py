@@ -29,6 +29,7 @@ from tasks.perplexity import (
     lm_tokens,
     load_kenlm_model,
     normalize_line,
+    resolve_models,
     summarize,
     tag_perplexity_shard,
 )
@@ -367,8 +368,8 @@ def test_tag_shard_with_a_missing_model_fails_before_writing(tmp_path):
 
 
 def test_params_are_strict():
-    with pytest.raises(ValidationError):
-        PerplexityParams()
+    with pytest.raises(ValueError, match="no KenLM model"):
+        resolve_models(PerplexityParams())  # no model is an error when models are looked up, not at config time
     with pytest.raises(ValidationError):
         PerplexityParams(models={"en": "m.binary"}, modles={})
     with pytest.raises(ValidationError, match="head_percentile must be below"):

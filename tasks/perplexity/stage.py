@@ -58,14 +58,6 @@ class PerplexityParams(StrictModel):
         description="Language of documents whose `lang` is null, or of all of them when there is no column.",
     )
 
-    @model_validator(mode="after")
-    def _some_model(self) -> PerplexityParams:
-        if not self.models and not self.models_dir:
-            raise ValueError(
-                "perplexity: give `models` (language → model file) or `models_dir` (kenlm-train output)"
-            )
-        return self
-
 
 class PerplexityFilterParams(StrictModel):
     """Bucketing and filtering on the `perplexity` column (no KenLM involved)."""
@@ -115,6 +107,11 @@ def resolve_models(params: PerplexityParams) -> dict[str, Path]:
         if not found:
             raise ValueError(f"perplexity: no <lang>/{MODEL_BINARY} or <lang>/{MODEL_ARPA} under {root}")
     found.update({lang: Path(path) for lang, path in params.models.items()})
+    if not found:
+        raise ValueError(
+            "perplexity: no KenLM model: give `models` (language → model file), `models_dir` (kenlm-train "
+            "output), or kenlm_train.references so the pipeline trains them"
+        )
     return found
 
 

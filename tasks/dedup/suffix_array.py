@@ -1,0 +1,338 @@
+"""Suffix-array dedup (Lee et al. 2022): cut every repeated substring of ≥ `min_bytes` bytes (100 by default,
+about 50 tokens) out of all but its first occurrence in corpus order.
+
+The documents of a group of shards are concatenated as UTF-8 with a 0xFF byte after each (a byte UTF-8 never
+uses, so no match can run across a document boundary once lengths are clipped at it). pydivsufsort builds the
+suffix array and the LCP array (its Kasai implementation). Adjacent suffixes whose common prefix, clipped to
+the end of both documents, is ≥ `min_bytes` share their first `min_bytes` bytes; a maximal run of them is
+one repeated window, whose first occurrence (smallest offset = earliest document) survives while every other
+occurrence's window is marked. Marked windows are merged into spans, snapped inward to UTF-8 character
+boundaries, and cut from their documents; a document cut below `min_doc_bytes` is dropped.
+
+Memory is bounded: `plan_suffix_array_groups` splits the input into groups of consecutive shards of at most
+`max_group_bytes` text bytes (repeats across groups are then not found, and the plan says so), and each group
+first estimates what it needs — text + suffix array + LCP + Kasai's rank array + the post-processing, about
+`2 + 4·w` bytes per input byte with w = 4 (int32 offsets) below 2 GiB and 8 above — and refuses with a clear
+message when that exceeds `max_memory_bytes` (default: 80 % of the memory available now).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow.compute as pc
+
+from tasks.dedup.common import (
+    KEEP,
+    Decision,
+    DedupShardResult,
+    SpanRemoval,
+    available_memory_bytes,
+    cut_spans,
+    doc_batches,
+    filter_shard,
+    summarize_results,
+)
+from tasks.dedup.params import SuffixArrayDedupParams
+
+STAGE = "dedup_suffix_array"
+STAGE_VERSION = "1"
+REASON_SPAN = "suffix_array_repeat"
+REASON_TOO_SHORT = "suffix_array_too_short"
+SEPARATOR = 0xFF
+_INT32_LIMIT = (1 << 31) - 1
+_CHUNK = 1 << 22  # suffix-array entries post-processed at once
+
+log = logging.getLogger(__name__)
+
+
+def estimate_memory_bytes(text_bytes: int, docs: int = 0) -> int:
+    """Peak memory of one suffix array over `text_bytes` of text in `docs` documents (see the module doc)."""
+    n = text_bytes + docs
+    w = 4 if n <= _INT32_LIMIT else 8
+    return n * (2 + 4 * w)
+
+
+def memory_limit(params: SuffixArrayDedupParams) -> int:
+    return params.max_memory_bytes or int(available_memory_bytes() * 0.8)
+
+
+@dataclass
+class SuffixArrayPlan:
+    """Which shards share one suffix array; `message` says whether and why the input was split."""
+
+    groups: list[list[int]]
+    part_bytes: list[int]
+    part_docs: list[int]
+    total_bytes: int
+    max_group_bytes: int
+    message: str
+
+    @property
+    def split(self) -> bool:
+        return len(self.groups) > 1
+
+    def stats(self) -> dict:
+        return {
+            "groups": len(self.groups),
+            "group_parts": [len(g) for g in self.groups],
+            "group_bytes": [sum(self.part_bytes[i] for i in g) for g in self.groups],
+            "total_bytes": self.total_bytes,
+            "max_group_bytes": self.max_group_bytes,
+            "cross_group_repeats_detected": not self.split,
+            "note": self.message,
+        }
+
+
+def text_size(in_part: str) -> tuple[int, int]:
+    """(UTF-8 bytes of the `text` column, documents) of one part, read column-wise."""
+    total = docs = 0
+    for batch in doc_batches(in_part, columns=["text"]):
+        col = batch.column(0)
+        docs += len(col)
+        s = pc.sum(pc.binary_length(col)).as_py()
+        total += int(s or 0)
+    return total, docs
+
+
+def plan_suffix_array_groups(in_parts: list[str], params: SuffixArrayDedupParams) -> SuffixArrayPlan:
+    """Group consecutive shards so each suffix array covers at most `max_group_bytes` of text.
+
+    A shard larger than the limit on its own is a group by itself (shards are never split); whether it fits
+    in memory is checked when the group runs.
+    """
+    sizes = [text_size(p) for p in in_parts]
+    part_bytes = [b for b, _ in sizes]
+    part_docs = [d for _, d in sizes]
+    groups: list[list[int]] = []
+    current: list[int] = []
+    current_bytes = 0
+    for i, b in enumerate(part_bytes):
+        if current and current_bytes + b > params.max_group_bytes:
+            groups.append(current)
+            current, current_bytes = [], 0
+        current.append(i)
+        current_bytes += b
+    if current:
+        groups.append(current)
+    total = sum(part_bytes)
+    if len(groups) > 1:
+        message = (
+            f"{total:,} text bytes exceed max_group_bytes={params.max_group_bytes:,}: processed as {len(groups)} "
+            f"groups of consecutive shards; substrings repeated across groups are not removed"
+        )
+        log.warning("suffix array: %s", message)
+    else:
+        message = f"{total:,} text bytes in one suffix array"
+    oversized = [i for i, b in enumerate(part_bytes) if b > params.max_group_bytes]
+    if oversized:
+        message += f"; shards {oversized} alone exceed max_group_bytes (shards are never split)"
+    return SuffixArrayPlan(groups, part_bytes, part_docs, total, params.max_group_bytes, message)
+
+
+@dataclass
+class RepeatSpans:
+    """Byte spans to cut, per document of a group, with the document holding the first occurrence."""
+
+    # document index → [(start byte, end byte, index of the survivor document)]
+    spans: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    windows: int = 0
+    sa_seconds: float = 0.0
+    lcp_seconds: float = 0.0
+
+
+def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
+    """Repeated substrings (≥ min_bytes) of the concatenated documents: every occurrence but the first.
+
+    Returns byte spans per document index (merged, snapped to UTF-8 character starts) and, for each span,
+    the index of the earliest document holding a first occurrence of one of its windows.
+    """
+    import pydivsufsort
+
+    out = RepeatSpans()
+    lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    starts = np.zeros(len(texts), dtype=np.int64)
+    if len(texts) > 1:
+        starts[1:] = np.cumsum(lens + 1)[:-1]
+    ends = starts + lens
+    buf = bytearray(b"\xff".join(texts))
+    buf.append(SEPARATOR)
+    n = len(buf)
+    if n < 2 or lens.max(initial=0) < min_bytes:
+        return out
+    data = np.frombuffer(buf, dtype=np.uint8)
+    t0 = time.perf_counter()
+    sa = pydivsufsort.divsufsort(data)
+    t1 = time.perf_counter()
+    lcp = pydivsufsort.kasai(data, sa)  # lcp[i] = common prefix of sa[i] and sa[i + 1]
+    out.sa_seconds, out.lcp_seconds = t1 - t0, time.perf_counter() - t1
+
+    # adjacent suffix pairs (i, i+1) sharing ≥ min_bytes bytes inside both documents
+    hits = []
+    for c0 in range(0, n - 1, _CHUNK):
+        c1 = min(c0 + _CHUNK, n - 1)
+        cand = np.flatnonzero(lcp[c0:c1] >= min_bytes) + c0  # few: most neighbours share little
+        if len(cand) == 0:
+            continue
+        p, q = sa[cand].astype(np.int64), sa[cand + 1].astype(np.int64)
+        room_p = ends[np.searchsorted(starts, p, side="right") - 1] - p
+        room_q = ends[np.searchsorted(starts, q, side="right") - 1] - q
+        eff = np.minimum(lcp[cand], np.minimum(room_p, room_q))
+        hits.append(cand[eff >= min_bytes])
+    del lcp
+    idx = np.concatenate(hits) if hits else np.empty(0, dtype=np.int64)
+    if len(idx) == 0:
+        return out
+    # runs of consecutive pair indices = groups of suffixes sharing the same first min_bytes bytes
+    run_start = np.ones(len(idx), dtype=bool)
+    run_start[1:] = idx[1:] != idx[:-1] + 1
+    first_pair = idx[run_start]
+    pairs_in_run = np.diff(np.append(np.flatnonzero(run_start), len(idx)))
+    members = pairs_in_run + 1
+    offsets = np.cumsum(members) - members
+    sa_index = np.repeat(first_pair, members) + (np.arange(members.sum()) - np.repeat(offsets, members))
+    pos = sa[sa_index].astype(np.int64)
+    del sa
+    group_min = np.minimum.reduceat(pos, offsets)
+    group_min_doc = np.searchsorted(starts, group_min, side="right") - 1
+    group_of = np.repeat(np.arange(len(members)), members)
+    later = pos != group_min[group_of]
+    w_start = pos[later]
+    w_surv = group_min_doc[group_of[later]]
+    del pos, group_of, later
+    out.windows = len(w_start)
+    if n < (1 << 32) and len(texts) < (1 << 32):
+        # sort (start, survivor document) packed in one uint64: a plain sort is much cheaper than argsort
+        key = (w_start.astype(np.uint64) << np.uint64(32)) | w_surv.astype(np.uint64)
+        key.sort()
+        w_start = (key >> np.uint64(32)).astype(np.int64)
+        w_surv = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        del key
+    else:
+        order = np.argsort(w_start)
+        w_start, w_surv = w_start[order], w_surv[order]
+    # windows all have min_bytes bytes: sorted by start, they are sorted by end too; merge overlapping or
+    # touching ones into spans, whose survivor is the earliest document any of their windows was first seen in
+    w_end = w_start + min_bytes
+    new_span = np.ones(len(w_start), dtype=bool)
+    new_span[1:] = w_start[1:] > w_end[:-1]
+    s_idx = np.flatnonzero(new_span)
+    span_start = w_start[s_idx]
+    span_end = w_end[np.append(s_idx[1:] - 1, len(w_start) - 1)]
+    surv_doc = np.minimum.reduceat(w_surv, s_idx)
+    doc = np.searchsorted(starts, span_start, side="right") - 1
+    for d, s, e, sd in zip(
+        doc.tolist(), span_start.tolist(), span_end.tolist(), surv_doc.tolist(), strict=True
+    ):
+        while s < e and (buf[s] & 0xC0) == 0x80:  # do not start inside a character
+            s += 1
+        while e > s and e < ends[d] and (buf[e] & 0xC0) == 0x80:  # nor end inside one
+            e -= 1
+        if e > s:
+            out.spans.setdefault(d, []).append((s - int(starts[d]), e - int(starts[d]), sd))
+    return out
+
+
+def suffix_array_dedup_group(
+    in_parts: list[str],
+    part_indices: list[int],
+    out_parts: list[str],
+    rejected_parts: list[str],
+    params: SuffixArrayDedupParams,
+    spans_parts: list[str] | None = None,
+) -> list[DedupShardResult]:
+    """One group of consecutive shards (from `plan_suffix_array_groups`): one suffix array, then one filter
+    pass per shard. Refuses, before allocating anything big, when the estimated memory exceeds the limit."""
+    if not (len(in_parts) == len(part_indices) == len(out_parts) == len(rejected_parts)):
+        raise ValueError(
+            "suffix array: in_parts, part_indices, out_parts and rejected_parts must have the same length"
+        )
+    sizes = [text_size(p) for p in in_parts]
+    n_bytes = sum(b for b, _ in sizes)
+    n_docs = sum(d for _, d in sizes)
+    need, limit = estimate_memory_bytes(n_bytes, n_docs), memory_limit(params)
+    if need > limit:
+        raise MemoryError(
+            f"suffix array over {len(in_parts)} shard(s) with {n_bytes:,} text bytes needs about {need:,} bytes of "
+            f"memory (≈{need / max(n_bytes, 1):.0f} per text byte) but only {limit:,} are allowed; lower "
+            f"dedup suffix_array max_group_bytes (now {params.max_group_bytes:,}) or write smaller shards"
+        )
+    texts: list[bytes] = []
+    ids: list[str] = []
+    where: list[tuple[int, int]] = []  # (position in in_parts, row)
+    for k, part in enumerate(in_parts):
+        row = 0
+        for batch in doc_batches(part, columns=["id", "text"]):
+            for doc_id, text in zip(
+                batch.column("id").to_pylist(), batch.column("text").to_pylist(), strict=True
+            ):
+                texts.append(text.encode("utf-8"))
+                ids.append(doc_id)
+                where.append((k, row))
+                row += 1
+    t0 = time.perf_counter()
+    found = find_repeats(texts, params.min_bytes)
+    seconds = time.perf_counter() - t0
+    del texts
+    plan: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
+    for d, spans in found.spans.items():
+        plan[where[d]] = [(s, e, ids[sd]) for s, e, sd in spans]
+    group_stats = {
+        "group_parts": list(part_indices),
+        "group_bytes": n_bytes,
+        "group_docs": n_docs,
+        "memory_estimate": need,
+        "memory_limit": limit,
+        "windows": found.windows,
+        "sa_seconds": round(found.sa_seconds, 4),
+        "lcp_seconds": round(found.lcp_seconds, 4),
+        "seconds": round(seconds, 4),
+    }
+    results = []
+    for k, part in enumerate(in_parts):
+
+        def decide(row: int, doc_id: str, text: str, k: int = k) -> Decision:
+            spans = plan.get((k, row))
+            if not spans:
+                return KEEP
+            raw = text.encode("utf-8")
+            removals = [
+                SpanRemoval(len(raw[:s].decode("utf-8")), len(raw[:e].decode("utf-8")), REASON_SPAN, surv)
+                for s, e, surv in spans
+            ]
+            left = cut_spans(text, removals)
+            if len(left.strip().encode("utf-8")) < params.min_doc_bytes:
+                biggest = max(removals, key=lambda span: span.end - span.start)
+                return Decision(REASON_TOO_SHORT, biggest.duplicate_of)
+            return Decision(spans=removals)
+
+        shard = filter_shard(
+            part,
+            out_parts[k],
+            rejected_parts[k],
+            decide,
+            spans_part=spans_parts[k] if spans_parts else None,
+            emptied_reason=REASON_TOO_SHORT,
+        )
+        shard.stats = {"part_index": part_indices[k], **({"group": group_stats} if k == 0 else {})}
+        results.append(shard)
+    return results
+
+
+def summarize_suffix_array(
+    results: list[DedupShardResult], plan: SuffixArrayPlan | None = None
+) -> tuple[dict, dict]:
+    counts, stats = summarize_results(results)
+    groups = [r.stats["group"] for r in results if "group" in r.stats]
+    if groups:
+        text = sum(g["group_bytes"] for g in groups)
+        sa = sum(g["sa_seconds"] + g["lcp_seconds"] for g in groups)
+        stats["suffix_array_mb_per_s"] = round(text / 1e6 / sa, 2) if sa else None
+        stats["windows"] = sum(g["windows"] for g in groups)
+        stats["peak_memory_estimate"] = max(g["memory_estimate"] for g in groups)
+    if plan is not None:
+        stats["plan"] = plan.stats()
+    return counts, stats

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
+from tasks.dedup import BloomDedupParams, ExactDedupParams, MinhashDedupParams, SuffixArrayDedupParams
 from tasks.kenlm_train import KenlmTrainParams
 from tasks.params import (
     CleanParams,
-    DedupParams,
     EncodeParams,
     IngestParams,
     LangidParams,
@@ -38,6 +39,24 @@ class PerplexityConfig(StrictModel):
     filter: PerplexityFilterParams = Field(default_factory=PerplexityFilterParams)
 
 
+class DedupConfig(StrictModel):
+    """Which dedup methods run, in which order (each its own dataset), and each method's settings."""
+
+    methods: list[Literal["exact", "minhash", "bloom", "suffix_array"]] = Field(
+        default_factory=lambda: ["exact", "minhash", "suffix_array"]
+    )
+    exact: ExactDedupParams = Field(default_factory=ExactDedupParams)
+    minhash: MinhashDedupParams = Field(default_factory=MinhashDedupParams)
+    bloom: BloomDedupParams = Field(default_factory=BloomDedupParams)
+    suffix_array: SuffixArrayDedupParams = Field(default_factory=SuffixArrayDedupParams)
+
+    @model_validator(mode="after")
+    def _once_each(self) -> DedupConfig:
+        if len(set(self.methods)) != len(self.methods):
+            raise ValueError("dedup.methods lists a method twice")
+        return self
+
+
 class ConfigError(ValueError):
     """A config file that cannot be read or does not validate; the message names the file and the key."""
 
@@ -52,7 +71,7 @@ class PipelineConfig(StrictModel):
     quality: QualityParams = Field(default_factory=QualityParams)
     kenlm_train: KenlmTrainParams = Field(default_factory=KenlmTrainParams)
     perplexity: PerplexityConfig = Field(default_factory=PerplexityConfig)
-    dedup: DedupParams = Field(default_factory=DedupParams)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
     sample: SampleParams = Field(default_factory=SampleParams)
     tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)
     encode: EncodeParams = Field(default_factory=EncodeParams)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from flows.clean import clean_flow, plan_clean
 from flows.common import StagePlan
 from flows.config import PipelineConfig
+from flows.dedup import dedup_flow, plan_dedup
 from flows.ingest import ingest_flow, plan_ingest
 from flows.perplexity import perplexity_flow, plan_perplexity
 from storage.dataset import InputRef
@@ -26,6 +27,7 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("ingest", ingest_flow, None, lambda cfg, _src: plan_ingest(cfg)[0]),
     StageSpec("clean", clean_flow, "ingest", lambda cfg, src: plan_clean(cfg, src)),
     StageSpec("perplexity", perplexity_flow, "clean", plan_perplexity),
+    StageSpec("dedup", dedup_flow, "perplexity", plan_dedup),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

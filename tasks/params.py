@@ -58,19 +58,6 @@ class QualityParams(StrictModel):
     web_rules: Literal["chat", "web", "none"] = "web"
 
 
-class DedupParams(StrictModel):
-    methods: list[Literal["exact", "minhash", "bloom", "suffix_array"]] = Field(
-        default_factory=lambda: ["exact", "minhash", "suffix_array"]
-    )
-    minhash_ngram: int = Field(5, ge=1)
-    minhash_bands: int = Field(14, ge=1)
-    minhash_rows: int = Field(8, ge=1)
-    bloom_error_rate: float = Field(0.01, gt=0, lt=1)
-    bloom_ngram: int = Field(13, ge=1)
-    bloom_doc_threshold: float = Field(0.8, gt=0, le=1)
-    suffix_min_bytes: int = Field(100, ge=1)
-
-
 class SampleParams(StrictModel):
     fraction: float = Field(0.02, gt=0, le=1)
     max_bytes: int = Field(200_000_000, gt=0)

@@ -14,8 +14,9 @@ from tests.conftest import ROOT
 def test_every_stage_has_defaults():
     cfg = PipelineConfig()
     assert cfg.langid.min_score == 0.65
-    assert (cfg.dedup.minhash_bands, cfg.dedup.minhash_rows, cfg.dedup.minhash_ngram) == (14, 8, 5)
-    assert cfg.dedup.bloom_error_rate == 0.01 and cfg.dedup.suffix_min_bytes == 100
+    assert (cfg.dedup.minhash.bands, cfg.dedup.minhash.rows, cfg.dedup.minhash.ngram) == (14, 8, 5)
+    assert cfg.dedup.bloom.error_rate == 0.01 and cfg.dedup.suffix_array.min_bytes == 100
+    assert cfg.dedup.methods == ["exact", "minhash", "suffix_array"]
     assert cfg.perplexity.filter.keep_buckets == ["head", "middle"] and cfg.kenlm_train.order == 5
     assert cfg.sample.fraction == 0.02 and cfg.tokenizer.vocab_size == 16384 and cfg.encode.val_fraction == 0.005
 

@@ -1,0 +1,216 @@
+"""The `dedup` flows: exact → MinHash LSH → Bloom filter → suffix array, each its own flow, dataset and manifest,
+run in the configured order; `dedup` chains them and returns the last one's dataset.
+
+Every method is split into phases that pass paths: per-part map steps, per-partition steps and small global
+steps, all on the configured task runner. Intermediate files live in the writer's hidden `.work/` folder, so
+an interrupted run resumes phase by phase and nothing but the documents is published.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+
+from flows.common import StagePlan, input_ref, make_plan, publish, run_shards, shard_task, up_to_date
+from flows.config import PipelineConfig, load_config
+from flows.resolve import ref_of, upstream_dataset
+from storage.dataset import DatasetWriter, InputRef
+from storage.parquet import parquet_files
+from storage.runs import record_stage
+from tasks.dedup import bloom, exact, minhash, suffix_array
+from tasks.dedup.common import DedupShardResult
+
+STAGE_VERSION = "1"
+STAGE_NAMES = {"exact": "dedup-exact", "minhash": "dedup-minhash", "bloom": "dedup-bloom", "suffix_array": "dedup-suffix-array"}
+
+
+@dataclass
+class GroupResult:
+    """The per-part results of one suffix-array group (a task returns one JSON-able object)."""
+
+    results: list = field(default_factory=list)
+
+
+def suffix_array_group(
+    in_parts: list[str],
+    part_indices: list[int],
+    out_parts: list[str],
+    rejected_parts: list[str],
+    params: suffix_array.SuffixArrayDedupParams,
+    spans_parts: list[str],
+) -> GroupResult:
+    results = suffix_array.suffix_array_dedup_group(in_parts, part_indices, out_parts, rejected_parts, params, spans_parts)
+    return GroupResult([dataclasses.asdict(r) for r in results])
+
+
+exact_hash_task = shard_task(exact.exact_hash_shard, "dedup-exact-hash")
+exact_select_task = shard_task(exact.exact_select, "dedup-exact-select")
+exact_filter_task = shard_task(exact.exact_filter_shard, "dedup-exact-filter")
+minhash_signature_task = shard_task(minhash.minhash_signature_shard, "dedup-minhash-signatures")
+minhash_bucket_task = shard_task(minhash.minhash_bucket_partition, "dedup-minhash-buckets")
+minhash_cluster_task = shard_task(minhash.minhash_cluster, "dedup-minhash-cluster")
+minhash_filter_task = shard_task(minhash.minhash_filter_shard, "dedup-minhash-filter")
+bloom_task = shard_task(bloom.bloom_dedup_shard, "dedup-bloom-shard")
+suffix_array_task = shard_task(suffix_array_group, "dedup-suffix-array-group")
+
+
+def _outputs(w: DatasetWriter, i: int) -> dict:
+    return {"out_part": str(w.part_path(i)), "rejected_part": str(w.rejected_path(i))}
+
+
+def _run_exact(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: Path) -> tuple[dict, dict]:
+    p = cfg.dedup.exact
+    run = lambda task, calls, names, rtype: run_shards(task, calls, names, w, rtype, cfg.runner)  # noqa: E731
+    n = len(parts)
+    run(exact_hash_task, [{"in_part": str(pt), "part_index": i, "work_dir": str(work), "params": p} for i, pt in enumerate(parts)],
+        [f"hash-{i:05d}" for i in range(n)], exact.ExactHashResult)
+    sel_dir = work / "selection"
+    sel_dir.mkdir(exist_ok=True)
+    selections = run(
+        exact_select_task,
+        [{"hash_files": exact.hash_partition_files(work, k), "selection_out": str(exact.selection_path(sel_dir, k)), "params": p}
+         for k in range(p.partitions)],
+        [f"select-{k:03d}" for k in range(p.partitions)], exact.ExactSelectResult,
+    )
+    sel_files = [str(exact.selection_path(sel_dir, k)) for k in range(p.partitions)]
+    results = run(
+        exact_filter_task,
+        [{"in_part": str(pt), "part_index": i, "selection_files": sel_files, **_outputs(w, i), "params": p,
+          "spans_part": str(w.part_path(i, "spans"))} for i, pt in enumerate(parts)],
+        [f"filter-{i:05d}" for i in range(n)], DedupShardResult,
+    )
+    return exact.summarize_exact(results, selections)
+
+
+def _run_minhash(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: Path) -> tuple[dict, dict]:
+    p = cfg.dedup.minhash
+    run = lambda task, calls, names, rtype: run_shards(task, calls, names, w, rtype, cfg.runner)  # noqa: E731
+    n = len(parts)
+    run(minhash_signature_task,
+        [{"in_part": str(pt), "part_index": i, "work_dir": str(work), "params": p} for i, pt in enumerate(parts)],
+        [f"signatures-{i:05d}" for i in range(n)], minhash.MinhashSignatureResult)
+    buckets = run(
+        minhash_bucket_task,
+        [{"bucket_files": minhash.bucket_files(work, k), "pairs_out": str(minhash.pairs_path(work, k)), "params": p,
+          "shingles_dir": str(minhash.shingles_dir(work)) if p.verify else None} for k in range(p.partitions)],
+        [f"buckets-{k:03d}" for k in range(p.partitions)], minhash.MinhashBucketResult,
+    )
+    clusters_file = str(work / "clusters.parquet")
+    pair_files = [str(minhash.pairs_path(work, k)) for k in range(p.partitions)]
+    (cluster,) = run(minhash_cluster_task,
+                     [{"pair_files": pair_files, "docs_files": minhash.docs_files(work), "clusters_out": clusters_file}],
+                     ["cluster"], minhash.MinhashClusterResult)
+    results = run(
+        minhash_filter_task,
+        [{"in_part": str(pt), "part_index": i, "clusters_file": clusters_file, **_outputs(w, i), "params": p}
+         for i, pt in enumerate(parts)],
+        [f"filter-{i:05d}" for i in range(n)], DedupShardResult,
+    )
+    return minhash.summarize_minhash(results, buckets, cluster, p)
+
+
+def _run_bloom(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: Path) -> tuple[dict, dict]:
+    p = cfg.dedup.bloom
+    results = []
+    previous = None
+    for i, pt in enumerate(parts):  # sequential by design: each part is checked against everything before it
+        filter_out = str(work / f"filter-{i:05d}.bloom")
+        (r,) = run_shards(
+            bloom_task,
+            [{"in_part": str(pt), "part_index": i, "filter_in": previous, "filter_out": filter_out, **_outputs(w, i),
+              "params": p, "spans_part": str(w.part_path(i, "spans"))}],
+            [f"bloom-{i:05d}"], w, DedupShardResult, cfg.runner,
+        )
+        results.append(r)
+        previous = filter_out
+    return bloom.summarize_bloom(results, p)
+
+
+def _run_suffix_array(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: Path) -> tuple[dict, dict]:
+    p = cfg.dedup.suffix_array
+    plan = suffix_array.plan_suffix_array_groups([str(pt) for pt in parts], p)
+    if plan.message:
+        get_run_logger().warning("dedup-suffix-array: %s", plan.message)
+    groups = run_shards(
+        suffix_array_task,
+        [{"in_parts": [str(parts[i]) for i in g], "part_indices": list(g),
+          "out_parts": [str(w.part_path(i)) for i in g], "rejected_parts": [str(w.rejected_path(i)) for i in g],
+          "params": p, "spans_parts": [str(w.part_path(i, "spans")) for i in g]} for g in plan.groups],
+        [f"group-{k:03d}" for k in range(len(plan.groups))], w, GroupResult, cfg.runner,
+    )
+    results = [DedupShardResult(**r) for g in groups for r in g.results]
+    return suffix_array.summarize_suffix_array(results, plan)
+
+
+RUNNERS: dict[str, Callable[..., tuple[dict, dict]]] = {
+    "exact": _run_exact, "minhash": _run_minhash, "bloom": _run_bloom, "suffix_array": _run_suffix_array,
+}
+
+
+def plan_method(cfg: PipelineConfig, method: str, src: InputRef) -> StagePlan:
+    params = getattr(cfg.dedup, method).fingerprint_params()
+    return make_plan(cfg, STAGE_NAMES[method], STAGE_VERSION, params, [src])
+
+
+def run_method(cfg: PipelineConfig, method: str, input_path: str, force: bool = False) -> str:
+    """One dedup method over a documents dataset; returns its output dataset."""
+    plan = plan_method(cfg, method, input_ref(input_path))
+    if done := up_to_date(cfg, plan, force):
+        return done
+    parts = parquet_files(input_path)
+    with plan.writer() as w:
+        work = w.tmp / ".work"
+        work.mkdir(exist_ok=True)
+        counts, stats = RUNNERS[method](cfg, parts, w, work)
+        path = publish(cfg, plan, w, counts, stats, force)
+        shutil.rmtree(Path(path) / ".work", ignore_errors=True)
+        return path
+
+
+def _method_flow(method: str):
+    @flow(name=STAGE_NAMES[method])
+    def method_flow(
+        config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None, force: bool = False
+    ) -> str:
+        cfg = load_config(config)
+        return run_method(cfg, method, input_path or upstream_dataset(cfg, "dedup"), force)
+
+    method_flow.__doc__ = f"Deduplicate documents with the {method.replace('_', ' ')} method; returns its dataset."
+    return method_flow
+
+
+dedup_exact_flow = _method_flow("exact")
+dedup_minhash_flow = _method_flow("minhash")
+dedup_bloom_flow = _method_flow("bloom")
+dedup_suffix_array_flow = _method_flow("suffix_array")
+METHOD_FLOWS = {"exact": dedup_exact_flow, "minhash": dedup_minhash_flow, "bloom": dedup_bloom_flow,
+                "suffix_array": dedup_suffix_array_flow}
+
+
+def plan_dedup(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
+    """The plan of the last method in the chain (None when no method is configured)."""
+    plan = None
+    for method in cfg.dedup.methods:
+        if src is None:
+            return None
+        plan = plan_method(cfg, method, src)
+        src = ref_of(cfg, plan.stage, plan.fingerprint)
+    return plan
+
+
+@flow(name="dedup")
+def dedup_flow(
+    config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None, force: bool = False
+) -> str:
+    """Run the configured dedup methods in order, each reading the previous one's output."""
+    cfg = load_config(config)
+    path = input_path or upstream_dataset(cfg, "dedup")
+    for method in cfg.dedup.methods:
+        path = METHOD_FLOWS[method](config=cfg, input_path=path, force=force)
+    record_stage(cfg.data_root, cfg.name, "dedup", path)
+    return path

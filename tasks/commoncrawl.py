@@ -16,6 +16,7 @@ import logging
 import re
 import unicodedata
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,6 +39,8 @@ CommonCrawlKind = Literal["wet", "warc"]
 HTML_MIME_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # A decoded page with more replacement characters than this share is not text in any encoding we tried.
 MAX_REPLACEMENT_SHARE = 0.01
+# A compressed HTTP body that inflates past this is not a web page (or is a decompression bomb).
+MAX_DECODED_BODY = 32 << 20
 # Records read by `detect_commoncrawl_kind` before it falls back on the file name.
 _PEEK_RECORDS = 4
 
@@ -62,10 +65,13 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
     """
     path = Path(path)
     seen: list[WarcRecordType] = []
+    warcinfo = False
     with _open(path) as fh:
         try:
             for record in ArchiveIterator(fh, parse_http=False):
-                if record.record_type != WarcRecordType.warcinfo:
+                if record.record_type == WarcRecordType.warcinfo:
+                    warcinfo = True
+                else:
                     seen.append(record.record_type)
                 if len(seen) >= _PEEK_RECORDS:
                     break
@@ -77,7 +83,7 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
             return "wet"
         if record_type in (WarcRecordType.response, WarcRecordType.request, WarcRecordType.revisit):
             return "warc"
-    if seen:
+    if seen or not warcinfo:
         return None
     name = path.name.lower()
     if name.endswith((".wet", ".wet.gz")):
@@ -101,42 +107,46 @@ def iter_commoncrawl_documents(path: str | Path, skips: SkipCounter) -> Iterator
 def iter_wet_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
     """One document per WET `conversion` record: the extracted text Common Crawl already computed."""
     path = Path(path)
-    conversions = 0
-    responses = 0
+    seen: Counter = Counter()
     for loc in _iter_records(path, skips):
-        record_type = loc.record.record_type
-        if record_type == WarcRecordType.response:
-            responses += 1
-        if record_type != WarcRecordType.conversion:
+        seen[str(loc.record.record_type)] += 1
+        if loc.record.record_type != WarcRecordType.conversion:
             continue
-        conversions += 1
         doc = _wet_document(loc, skips)
         if doc is not None:
             yield doc
-    if conversions == 0 and responses > 0:
-        raise InputFileError(f"{path}: is a WARC file (response records), not WET; read it as WARC")
+    _check_kind(path, seen, "wet")
 
 
 def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
     """One document per WARC `response` record holding an HTML page, reduced to its main text."""
     path = Path(path)
-    responses = 0
-    conversions = 0
+    seen: Counter = Counter()
     for loc in _iter_records(path, skips):
         record_type = loc.record.record_type
-        if record_type == WarcRecordType.conversion:
-            conversions += 1
+        seen[str(record_type)] += 1
         if record_type == WarcRecordType.revisit:
             skips.skip("revisit", loc.where, "a revisit record carries no page body")
             continue
         if record_type != WarcRecordType.response:
             continue
-        responses += 1
         doc = _html_document(loc, skips)
         if doc is not None:
             yield doc
-    if responses == 0 and conversions > 0:
+    _check_kind(path, seen, "warc")
+
+
+def _check_kind(path: Path, seen: Counter, kind: CommonCrawlKind) -> None:
+    """A file read to the end without one record of the kind we read is the wrong kind of file: say which."""
+    wanted = ("conversion",) if kind == "wet" else ("response", "revisit", "request")
+    if any(seen[t] for t in wanted) or not (set(seen) - {"warcinfo"}):
+        return
+    if kind == "wet" and seen["response"]:
+        raise InputFileError(f"{path}: is a WARC file (response records), not WET; read it as WARC")
+    if kind == "warc" and seen["conversion"]:
         raise InputFileError(f"{path}: is a WET file (conversion records), not WARC; read it as WET")
+    found = ", ".join(f"{n} {t}" for t, n in sorted(seen.items()))
+    raise InputFileError(f"{path}: holds no {' or '.join(wanted)} records (found {found}); not a {kind.upper()} file")
 
 
 def _open(path: Path) -> BinaryIO:
@@ -185,10 +195,8 @@ def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
     url = _target_uri(record, loc, skips)
     if url is None:
         return None
-    try:
-        payload = record.reader.read()
-    except (OSError, ValueError) as e:
-        skips.skip("unreadable_record", loc.where, str(e))
+    payload = _read_payload(loc, skips, url)
+    if payload is None:
         return None
     try:
         text = payload.decode("utf-8")
@@ -200,7 +208,7 @@ def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
         skips.skip("empty_text", loc.where, url)
         return None
     record_id = record.headers.get("WARC-Record-ID")
-    meta = {"warc_record_id": record_id, "content_length": record.content_length, "offset": loc.offset}
+    meta = {"warc_record_id": record_id, "content_length": _content_length(record), "offset": loc.offset}
     language = record.headers.get("WARC-Identified-Content-Language")
     if language:
         meta["language"] = language
@@ -226,10 +234,8 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
     if not 200 <= status < 300:
         skips.skip("http_status", loc.where, f"{url}: HTTP {status}")
         return None
-    try:
-        raw = record.reader.read()
-    except (OSError, ValueError) as e:
-        skips.skip("unreadable_record", loc.where, f"{url}: {e}")
+    raw = _read_payload(loc, skips, url)
+    if raw is None:
         return None
     body = _decode_http_body(raw, record, loc, skips, url)
     if body is None:
@@ -248,7 +254,11 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
         skips.skip("undecodable_html", loc.where, f"{url}: no encoding decodes it")
         return None
     html, charset = decoded
-    text = extract_plain_text(html, main_content=True, alt_texts=False)
+    try:
+        text = extract_plain_text(html, main_content=True, alt_texts=False)
+    except Exception as e:  # one malformed page must cost one record, whatever the parser raises
+        skips.skip("html_extraction_error", loc.where, f"{url}: {type(e).__name__}: {e}")
+        return None
     text = unicodedata.normalize("NFC", text).strip()
     if not text:
         skips.skip("empty_text", loc.where, f"{url}: no main content")
@@ -256,7 +266,7 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
     record_id = record.headers.get("WARC-Record-ID")
     meta = {
         "warc_record_id": record_id,
-        "content_length": record.content_length,
+        "content_length": _content_length(record),
         "offset": loc.offset,
         "http_status": status,
         "content_type": mime,
@@ -272,6 +282,28 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
         timestamp=_warc_date(record),
         meta=json.dumps(meta, ensure_ascii=False, sort_keys=True),
     )
+
+
+def _read_payload(loc: _Located, skips: SkipCounter, url: str) -> bytes | None:
+    """The record's payload as stored; None (counted) when it cannot be read or the file ends inside it."""
+    record = loc.record
+    try:
+        payload = record.reader.read()
+    except (OSError, ValueError) as e:
+        skips.skip("unreadable_record", loc.where, f"{url}: {e}")
+        return None
+    if len(payload) < record.content_length:
+        skips.skip(
+            "truncated_record", loc.where, f"{url}: {len(payload)} of {record.content_length} payload bytes"
+        )
+        return None
+    return payload
+
+
+def _content_length(record: WarcRecord) -> int:
+    """The record's `Content-Length` header (the whole block, HTTP headers included for a response)."""
+    raw = (record.headers.get("Content-Length") or "").strip()
+    return int(raw) if raw.isdigit() else record.content_length
 
 
 def _target_uri(record: WarcRecord, loc: _Located, skips: SkipCounter) -> str | None:
@@ -346,10 +378,12 @@ def _inflate(raw: bytes) -> bytes:
     for wbits in (47, -15):  # 47: gzip or zlib header, detected; -15: headerless deflate
         inflater = zlib.decompressobj(wbits)
         try:
-            out = inflater.decompress(raw)
+            out = inflater.decompress(raw, MAX_DECODED_BODY)
         except zlib.error:
             continue
-        return out + inflater.flush()
+        if inflater.unconsumed_tail:
+            raise ValueError(f"decoded body larger than {MAX_DECODED_BODY >> 20} MiB")
+        return out
     raise ValueError("not a gzip, zlib or deflate stream")
 
 
@@ -361,7 +395,8 @@ def _decode_html(body: bytes, http_charset: str | None) -> tuple[str, str] | Non
             continue
         tried.append(name)
         try:
-            return body.decode(name), name
+            # utf-8-sig: a leading byte-order mark is not part of the page's text
+            return body.decode("utf-8-sig" if name == "utf-8" else name), name
         except UnicodeDecodeError:
             continue
     if not tried:

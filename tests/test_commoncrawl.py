@@ -1,0 +1,364 @@
+"""Common Crawl readers: real WET/WARC files from ../shared/data, our own examples, and broken records."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from storage.schemas import DOCUMENT_SCHEMA
+from tasks.commoncrawl import (
+    detect_commoncrawl_kind,
+    iter_commoncrawl_documents,
+    iter_warc_documents,
+    iter_wet_documents,
+)
+from tasks.records import InputFileError, SkipCounter, stable_id
+
+ROOT = Path(__file__).resolve().parents[1]
+CC = ROOT / ".." / "shared" / "data" / "commoncrawl"
+EXAMPLES = ROOT / "examples" / "commoncrawl"
+
+needs_cc = pytest.mark.skipif(
+    not CC.is_dir(),
+    reason=f"shared Common Crawl test data not found at {CC} (it lives outside the repository)",
+)
+
+WHIRLWIND_URL = "https://an.wikipedia.org/wiki/Escopete"
+# A sentence of the article body, as it is in the WET file.
+ESCOPETE = (
+    "Escopete ye un municipio d'a provincia de Guadalachara, en a comunidat autonoma de Castiella-La Mancha"
+)
+
+
+def read(reader, path):
+    skips = SkipCounter()
+    docs = list(reader(path, skips))
+    return docs, skips
+
+
+# --- real files -------------------------------------------------------------------------------------------
+
+
+@needs_cc
+def test_whirlwind_wet_is_the_aragonese_wikipedia_page():
+    docs, skips = read(iter_wet_documents, CC / "whirlwind-python_whirlwind.warc.wet.gz")
+    assert skips.total == 0
+    [doc] = docs
+    assert doc.source == "commoncrawl"
+    assert doc.url == WHIRLWIND_URL
+    assert doc.timestamp == datetime(2024, 5, 18, 1, 58, 10, tzinfo=timezone.utc)
+    assert ESCOPETE in doc.text
+    assert doc.text.startswith("Escopete - Biquipedia, a enciclopedia libre")
+    meta = json.loads(doc.meta)
+    assert meta["warc_record_id"] == "<urn:uuid:ba729a40-ff84-4085-8d48-0a5b2ee0c42d>"
+    assert meta["content_length"] == 4456
+    assert meta["language"] == "spa"  # Common Crawl's own (wrong) guess for Aragonese, kept as written
+    assert doc.id == stable_id("commoncrawl", WHIRLWIND_URL, meta["warc_record_id"])
+
+
+@needs_cc
+def test_whirlwind_warc_gives_the_main_text_without_the_wiki_menus():
+    docs, skips = read(iter_warc_documents, CC / "whirlwind-python_whirlwind.warc.gz")
+    assert skips.total == 0
+    [doc] = docs
+    assert doc.url == WHIRLWIND_URL
+    assert ESCOPETE in doc.text
+    # main_content drops the navigation that the WET text (made without it) still has
+    assert "Menú principal" not in doc.text
+    assert (
+        "Menú principal" in read(iter_wet_documents, CC / "whirlwind-python_whirlwind.warc.wet.gz")[0][0].text
+    )
+    meta = json.loads(doc.meta)
+    assert meta["warc_record_id"] == "<urn:uuid:2aabeff2-67f5-4608-8466-e87c6296e2b6>"
+    assert meta["http_status"] == 200 and meta["charset"] == "utf-8"
+
+
+@needs_cc
+def test_resiliparse_warcfile_yields_its_16_html_pages_in_their_charsets():
+    docs, skips = read(iter_warc_documents, CC / "resiliparse_warcfile.warc.gz")
+    assert skips.total == 0
+    assert len(docs) == 16
+    assert len({d.id for d in docs}) == 16
+    by_url = {d.url: d for d in docs}
+    russian = by_url["http://01spb.ru/company/"]
+    assert json.loads(russian.meta)["charset"] == "cp1251"
+    assert "О компании" in russian.text
+    assert "Hovenier in Oosterbeek" in by_url["http://0900-hovenier.nl/gelderland/oosterbeek/"].text
+    assert "KUNSHAN STANLEY TRADING" in by_url["http://037426.cn/"].text  # a gb2312-declared page
+    assert all(d.text == d.text.strip() and d.text for d in docs)
+    assert all(d.timestamp.year == 2020 and d.timestamp.tzinfo is not None for d in docs)
+
+
+@needs_cc
+def test_dolma_wget_warc_urls_lose_their_angle_brackets():
+    docs, skips = read(iter_warc_documents, CC / "dolma_sample-0000.warc.gz")
+    assert skips.total == 0
+    assert len(docs) == 22
+    assert all(d.url.startswith("https://") and "<" not in d.url and ">" not in d.url for d in docs)
+    team = docs[0]
+    assert team.url == "https://www.semanticscholar.org/research/research-team"
+    assert "Semantic Scholar Research Team" in team.text
+    # a chunked HTTP body, decoded by us
+    weld = next(d for d in docs if d.url == "https://www.cs.washington.edu/people/faculty/weld")
+    assert "206-543-9196" in weld.text
+
+
+@needs_cc
+@pytest.mark.parametrize(
+    ("name", "skipped"),
+    [
+        ("warcio_example.warc.gz", {"revisit": 1}),
+        ("warcio_example-bad-non-chunked.warc.gz", {"revisit": 1}),
+        ("warcio_example-iana.org-chunked.warc", {}),
+        ("warcio_example-trunc.warc", {"warc_read_error": 1}),
+        ("warcio_example-wget-bad-target-uri.warc.gz", {}),
+    ],
+)
+def test_warcio_examples_do_not_crash_and_count_what_they_skip(name, skipped):
+    docs, skips = read(iter_warc_documents, CC / name)
+    assert dict(skips.counts) == skipped
+    [doc] = docs
+    if "iana" in name:
+        assert doc.url == "http://www.iana.org/"
+        assert "Internet Assigned Numbers Authority" in doc.text
+    else:
+        assert doc.url == "http://example.com/"  # wget's `<http://example.com/>` too
+        assert doc.text.startswith("Example Domain")  # gzip Content-Encoding undone
+    for reason in skipped:
+        assert skips.examples[reason].startswith(f"{CC / name}:")
+
+
+@needs_cc
+def test_truncated_warcio_example_reports_where_the_file_breaks():
+    _, skips = read(iter_warc_documents, CC / "warcio_example-trunc.warc")
+    assert skips.examples["warc_read_error"].startswith(f"{CC / 'warcio_example-trunc.warc'}:1197:")
+
+
+@needs_cc
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("whirlwind-python_whirlwind.warc.wet.gz", "wet"),
+        ("whirlwind-python_whirlwind.warc.gz", "warc"),
+        ("whirlwind-python_whirlwind.warc.wat.gz", None),
+        ("resiliparse_warcfile.warc.gz", "warc"),
+        ("dolma_sample-0000.warc.gz", "warc"),
+        ("warcio_example-iana.org-chunked.warc", "warc"),
+        ("warcio_example-trunc.warc", "warc"),
+        ("dolma_cc_en_head-0091.jsonl.gz", None),
+    ],
+)
+def test_detect_commoncrawl_kind_on_real_files(name, kind):
+    assert detect_commoncrawl_kind(CC / name) == kind
+
+
+@needs_cc
+def test_reading_a_file_with_the_wrong_reader_says_so():
+    with pytest.raises(InputFileError, match="is a WARC file"):
+        read(iter_wet_documents, CC / "whirlwind-python_whirlwind.warc.gz")
+    with pytest.raises(InputFileError, match="is a WET file"):
+        read(iter_warc_documents, CC / "whirlwind-python_whirlwind.warc.wet.gz")
+    with pytest.raises(InputFileError, match="not a Common Crawl WET or WARC"):
+        read(iter_commoncrawl_documents, CC / "whirlwind-python_whirlwind.warc.wat.gz")
+
+
+@needs_cc
+def test_a_jsonl_file_is_not_warc():
+    path = CC / "dolma_cc_en_head-0091.jsonl.gz"
+    with pytest.raises(InputFileError, match="not a WARC file") as err:
+        read(iter_warc_documents, path)
+    assert str(path) in str(err.value)
+
+
+@needs_cc
+def test_documents_fit_the_document_schema():
+    docs, _ = read(iter_warc_documents, CC / "dolma_sample-0000.warc.gz")
+    table = pa.Table.from_pylist([d.as_row() for d in docs], schema=DOCUMENT_SCHEMA)
+    assert table.num_rows == 22
+
+
+# --- unreadable files ---------------------------------------------------------------------------------------
+
+
+def test_missing_file_names_the_path(tmp_path):
+    path = tmp_path / "nope.warc.gz"
+    with pytest.raises(InputFileError, match="nope.warc.gz: cannot open"):
+        read(iter_warc_documents, path)
+    with pytest.raises(InputFileError, match="nope.warc.gz"):
+        detect_commoncrawl_kind(path)
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"just some text\nnot a warc\n", gzip.compress(b'{"text": "hi"}\n')]
+)
+def test_non_warc_files_raise_input_file_error(tmp_path, content):
+    path = tmp_path / "crawl.warc.gz"
+    path.write_bytes(content)
+    with pytest.raises(InputFileError, match=str(path)):
+        read(iter_warc_documents, path)
+    with pytest.raises(InputFileError, match=str(path)):
+        read(iter_wet_documents, path)
+    assert detect_commoncrawl_kind(path) is None
+
+
+# --- hand-made broken records -------------------------------------------------------------------------------
+
+
+def warc_record(warc_type: str, uri: str | None, block: bytes, n: int) -> bytes:
+    headers = [
+        f"WARC-Type: {warc_type}",
+        "WARC-Date: 2024-01-02T03:04:05Z",
+        f"WARC-Record-ID: <urn:test:{n}>",
+    ]
+    if uri is not None:
+        headers.append(f"WARC-Target-URI: {uri}")
+    msgtype = "application/http; msgtype=response" if warc_type in ("response", "revisit") else "text/plain"
+    headers += [f"Content-Type: {msgtype}", f"Content-Length: {len(block)}"]
+    return ("WARC/1.0\r\n" + "\r\n".join(headers) + "\r\n\r\n").encode() + block + b"\r\n\r\n"
+
+
+def http(body: bytes, *headers: str, status: str = "200 OK") -> bytes:
+    return (f"HTTP/1.1 {status}\r\n" + "".join(h + "\r\n" for h in headers) + "\r\n").encode() + body
+
+
+PAGE = "<html><head><title>T</title></head><body><main><p>{}</p></main></body></html>"
+GOOD = PAGE.format("A perfectly ordinary paragraph about rivers and bridges.").encode()
+LATIN1 = PAGE.format("Le café de la gare ouvre à sept heures, même le dimanche.").encode("latin-1")
+
+BROKEN = [
+    # (uri, HTTP block, why it must be skipped or None when it must be kept)
+    ("http://ok.example/", http(GOOD, "Content-Type: text/html; charset=utf-8"), None),
+    ("http://latin.example/", http(LATIN1, "Content-Type: text/html"), None),
+    (
+        "http://chunks.example/",
+        http(b"zz\r\nnot chunks", "Content-Type: text/html", "Transfer-Encoding: chunked"),
+        "bad_chunked_encoding",
+    ),
+    (
+        "http://gzip.example/",
+        http(b"not gzip at all", "Content-Type: text/html", "Content-Encoding: gzip"),
+        "bad_content_encoding",
+    ),
+    ("http://png.example/", http(b"\x89PNG\r\n\x1a\n" + bytes(40), "Content-Type: image/png"), "not_html"),
+    (
+        "http://gone.example/",
+        http(b"<html><body>Not here</body></html>", "Content-Type: text/html", status="404 Not Found"),
+        "http_status",
+    ),
+    ("http://blank.example/", http(b"   ", "Content-Type: text/html"), "empty_payload"),
+    (
+        "http://nomain.example/",
+        http(b"<html><body><script>var x = 1;</script></body></html>", "Content-Type: text/html"),
+        "empty_text",
+    ),
+    ("not a url at all", http(GOOD, "Content-Type: text/html"), "bad_target_uri"),
+    (None, http(GOOD, "Content-Type: text/html"), "missing_target_uri"),
+    ("http://garbled.example/", b"SOMETHING ELSE\r\n\r\n" + GOOD, "not_http_response"),
+]
+
+
+def write_warc(path: Path, records: list[bytes], gzipped: bool) -> None:
+    if gzipped:
+        path.write_bytes(b"".join(gzip.compress(r, mtime=0) for r in records))
+    else:
+        path.write_bytes(b"".join(records))
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_each_broken_record_is_one_counted_skip(tmp_path, gzipped):
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    records += [warc_record("response", uri, block, i + 1) for i, (uri, block, _) in enumerate(BROKEN)]
+    records.append(warc_record("revisit", "http://ok.example/", http(b"", "Content-Type: text/html"), 98))
+    # the file ends in the middle of the last record
+    records.append(
+        warc_record("response", "http://cut.example/", http(GOOD * 20, "Content-Type: text/html"), 99)[:400]
+    )
+    path = tmp_path / ("broken.warc.gz" if gzipped else "broken.warc")
+    write_warc(path, records, gzipped)
+
+    docs, skips = read(iter_warc_documents, path)
+
+    assert [d.url for d in docs] == ["http://ok.example/", "http://latin.example/"]
+    assert "rivers and bridges" in docs[0].text
+    assert "Le café de la gare ouvre à sept heures, même le dimanche." in docs[1].text
+    expected = {why: 1 for _, _, why in BROKEN if why} | {"revisit": 1, "truncated_record": 1}
+    assert dict(skips.counts) == expected
+    assert all(example.startswith(f"{path}:") for example in skips.examples.values())
+
+
+def test_wet_records_with_bad_text_are_skipped(tmp_path):
+    records = [
+        warc_record("warcinfo", None, b"software: test\r\n", 0),
+        warc_record("conversion", "https://fine.example/", "Une page tout à fait lisible.\n".encode(), 1),
+        warc_record("conversion", "https://bytes.example/", b"\xff\xfe broken \xc3", 2),
+        warc_record("conversion", "https://empty.example/", b"\n\n  \n", 3),
+        warc_record("conversion", "<https://wrapped.example/>", b"wget style\n", 4),
+        warc_record("conversion", "mailto:someone", b"no web page\n", 5),
+    ]
+    path = tmp_path / "small.wet"
+    write_warc(path, records, gzipped=False)
+    assert detect_commoncrawl_kind(path) == "wet"
+    docs, skips = read(iter_wet_documents, path)
+    assert [(d.url, d.text) for d in docs] == [
+        ("https://fine.example/", "Une page tout à fait lisible."),
+        ("https://wrapped.example/", "wget style"),
+    ]
+    assert dict(skips.counts) == {"undecodable_text": 1, "empty_text": 1, "bad_target_uri": 1}
+    assert "language" not in json.loads(docs[0].meta)
+
+
+def test_kind_of_a_file_with_only_warcinfo_comes_from_its_name(tmp_path):
+    info = warc_record("warcinfo", None, b"software: test\r\n", 0)
+    for name, kind in [("x.wet.gz", "wet"), ("x.warc.gz", "warc"), ("x.warc.wat.gz", None), ("x.bin", None)]:
+        write_warc(tmp_path / name, [info], gzipped=True)
+        assert detect_commoncrawl_kind(tmp_path / name) == kind
+
+
+# --- the project's own examples -----------------------------------------------------------------------------
+
+
+def test_example_wet_has_pages_of_every_quality():
+    docs, skips = read(iter_commoncrawl_documents, EXAMPLES / "sample.wet.gz")
+    assert skips.total == 0
+    assert 15 <= len(docs) <= 30
+    langs = [json.loads(d.meta)["language"] for d in docs]
+    assert langs.count("eng") >= 5 and langs.count("fra") >= 5
+    texts = [d.text for d in docs]
+    assert len(set(texts)) == len(texts) - 1  # one exact duplicate (the mirrored soup recipe)
+    assert any("cheap flights cheap flights" in t for t in texts)
+    assert any("Tout accepter" in t for t in texts)
+    assert any(len(t) < 50 for t in texts)
+    assert len({d.id for d in docs}) == len(docs)
+
+
+def test_example_warc_has_html_pages_and_records_to_skip():
+    docs, skips = read(iter_commoncrawl_documents, EXAMPLES / "sample.warc.gz")
+    assert dict(skips.counts) == {"not_html": 1, "http_status": 1, "revisit": 1}
+    assert len(docs) == 4
+    village = next(d for d in docs if "saint-aubin" in d.url)
+    assert json.loads(village.meta)["charset"] == "cp1252"  # found in <meta>, not in the HTTP header
+    assert "Le village de Saint-Aubin-des-Prés apparaît" in village.text
+    assert all("Invented page written for" not in d.text for d in docs)  # the footer is not main content
+
+
+def test_examples_are_reproducible():
+    spec = importlib.util.spec_from_file_location("make_examples", EXAMPLES / "make_examples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.build_wet() == (EXAMPLES / "sample.wet.gz").read_bytes()
+    assert module.build_warc() == (EXAMPLES / "sample.warc.gz").read_bytes()
+
+
+@needs_cc
+def test_a_wat_file_is_neither_wet_nor_warc():
+    path = CC / "whirlwind-python_whirlwind.warc.wat.gz"
+    with pytest.raises(InputFileError, match=r"no response or revisit or request records \(found 1 metadata"):
+        read(iter_warc_documents, path)
+    with pytest.raises(InputFileError, match="no conversion records"):
+        read(iter_wet_documents, path)

@@ -13,22 +13,22 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from tasks.dedup import BloomDedupParams, ExactDedupParams, MinhashDedupParams, SuffixArrayDedupParams
+from tasks.encode import EncodeParams
 from tasks.kenlm_train import KenlmTrainParams
 from tasks.params import (
     CleanParams,
-    EncodeParams,
     IngestParams,
     LangidParams,
     LoraParams,
     QualityParams,
     RunnerParams,
-    SampleParams,
     SftDataParams,
     StrictModel,
-    TokenizerParams,
     TrainParams,
 )
 from tasks.perplexity.stage import PerplexityFilterParams, PerplexityParams
+from tasks.sample import SampleParams
+from tasks.tokenizer import TokenizerParams
 
 
 class PerplexityConfig(StrictModel):

@@ -11,6 +11,7 @@ from flows.config import PipelineConfig
 from flows.dedup import dedup_flow, plan_dedup
 from flows.ingest import ingest_flow, plan_ingest
 from flows.perplexity import perplexity_flow, plan_perplexity
+from flows.tokens import encode_flow, plan_encode, plan_sample, plan_tokenizer, sample_flow, tokenizer_flow
 from storage.dataset import InputRef
 
 
@@ -28,6 +29,9 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("clean", clean_flow, "ingest", lambda cfg, src: plan_clean(cfg, src)),
     StageSpec("perplexity", perplexity_flow, "clean", plan_perplexity),
     StageSpec("dedup", dedup_flow, "perplexity", plan_dedup),
+    StageSpec("sample", sample_flow, "dedup", plan_sample),
+    StageSpec("tokenizer", tokenizer_flow, "sample", plan_tokenizer),
+    StageSpec("encode", encode_flow, "tokenizer", plan_encode),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

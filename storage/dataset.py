@@ -264,6 +264,10 @@ class DatasetWriter:
                 from storage.parquet import count_rows
 
                 entry.rows = count_rows(f)
+            elif f.suffix == ".bin" and f.with_suffix(".idx").is_file():
+                from storage.tokens import count_tokens
+
+                entry.tokens = count_tokens(f)
             files.append(entry)
         manifest = Manifest(
             stage=self.stage,

@@ -58,20 +58,6 @@ class QualityParams(StrictModel):
     web_rules: Literal["chat", "web", "none"] = "web"
 
 
-class SampleParams(StrictModel):
-    fraction: float = Field(0.02, gt=0, le=1)
-    max_bytes: int = Field(200_000_000, gt=0)
-    min_bytes: int = Field(0, ge=0)
-
-
-class TokenizerParams(StrictModel):
-    vocab_size: int = Field(16_384, ge=300)
-
-
-class EncodeParams(StrictModel):
-    val_fraction: float = Field(0.005, ge=0, lt=1)
-
-
 class TrainParams(StrictModel):
     preset: str = "tiny"
     max_steps: int = Field(200, ge=1)

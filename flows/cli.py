@@ -123,7 +123,7 @@ def _print_status(cfg, only_stages: list[str] | None = None) -> None:
             f"{k.split('_', 1)[1]}={v}" for k, v in m.counts.items() if k.startswith(("dropped_", "skipped_")) and v
         )
         table.add_row(
-            stage, _short(path, cfg.data_root), m.fingerprint[:16], f"{m.counts.get('in', '')}", f"{m.rows}", reasons,
+            stage, _short(path, cfg.data_root), m.fingerprint[:16], f"{m.counts.get('in', '')}", f"{m.counts.get('out', m.rows)}", reasons,
             f"{m.seconds:.2f}",
         )
     console.print(table)

@@ -10,7 +10,7 @@ from flows.common import StagePlan
 from flows.config import PipelineConfig
 from flows.dedup import dedup_flow, plan_dedup
 from flows.ingest import ingest_flow, plan_ingest
-from flows.perplexity import perplexity_flow, plan_perplexity
+from flows.perplexity import kenlm_train_flow, perplexity_flow, plan_kenlm_train, plan_perplexity
 from flows.tokens import encode_flow, plan_encode, plan_sample, plan_tokenizer, sample_flow, tokenizer_flow
 from storage.dataset import InputRef
 
@@ -27,6 +27,7 @@ class StageSpec:
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("ingest", ingest_flow, None, lambda cfg, _src: plan_ingest(cfg)[0]),
     StageSpec("clean", clean_flow, "ingest", lambda cfg, src: plan_clean(cfg, src)),
+    StageSpec("kenlm-train", kenlm_train_flow, None, plan_kenlm_train),
     StageSpec("perplexity", perplexity_flow, "clean", plan_perplexity),
     StageSpec("dedup", dedup_flow, "perplexity", plan_dedup),
     StageSpec("sample", sample_flow, "dedup", plan_sample),

@@ -72,8 +72,8 @@ class Manifest:
 
     @property
     def rows(self) -> int:
-        """Rows of the kept data (rejected side files excluded)."""
-        return sum(f.rows or 0 for f in self.files if not f.name.startswith(REJECTED + "/"))
+        """Rows of the kept data: the top-level parts (side datasets such as rejected/ or messages/ excluded)."""
+        return sum(f.rows or 0 for f in self.files if "/" not in f.name)
 
     def to_json(self) -> str:
         data = {

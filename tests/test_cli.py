@@ -24,7 +24,7 @@ def _run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
     ("args", "message"),
     [
         (["run", "--config", "nope.yaml"], "nope.yaml: config file not found"),
-        (["run", "--only", "tokenise"], "no stage named 'tokenise'; the stages are: ingest, clean"),
+        (["run", "--only", "tokenise"], "no stage named 'tokenise'; the stages are: ingest, clean, kenlm-train"),
         (["lineage", "/definitely/not/here"], "not a dataset"),
     ],
 )
@@ -52,9 +52,9 @@ def test_status_lineage_and_gc_after_a_run(tmp_path, prefect_harness):
     from flows.pipeline import pipeline_flow
 
     cfg_path = _config(tmp_path)
-    out = pipeline_flow(config=str(cfg_path))
-    old = pipeline_flow(config=str(_config(tmp_path, min_chars=2)))["clean"]
-    pipeline_flow(config=str(_config(tmp_path)))  # the pointer is back on the first clean output
+    out = pipeline_flow(config=str(cfg_path), stop_after="clean")
+    old = pipeline_flow(config=str(_config(tmp_path, min_chars=2)), stop_after="clean")["clean"]
+    pipeline_flow(config=str(_config(tmp_path)), stop_after="clean")  # the pointer is back on the first clean output
     runner = CliRunner()
 
     r = runner.invoke(app, ["status", "--config", str(cfg_path), "--json"])

@@ -41,7 +41,7 @@ def _dedup_config(tmp_path: Path, methods: list[str]) -> Path:
 def test_dedup_chain_removes_exact_near_and_substring_duplicates(tmp_path, prefect_harness):
     from flows.pipeline import pipeline_flow
 
-    out = pipeline_flow(config=str(_dedup_config(tmp_path, ["exact", "minhash", "suffix_array"])))
+    out = pipeline_flow(config=str(_dedup_config(tmp_path, ["exact", "minhash", "suffix_array"])), stop_after="dedup")
     final = read_manifest(out["dedup"])
     assert final.stage == "dedup-suffix-array"
     minhash_ds = read_manifest(final.inputs[0].path)
@@ -62,14 +62,14 @@ def test_dedup_chain_removes_exact_near_and_substring_duplicates(tmp_path, prefe
 def test_changing_one_method_keeps_the_earlier_ones(tmp_path, prefect_harness):
     from flows.pipeline import pipeline_flow
 
-    first = pipeline_flow(config=str(_dedup_config(tmp_path, ["exact", "minhash"])))
+    first = pipeline_flow(config=str(_dedup_config(tmp_path, ["exact", "minhash"])), stop_after="dedup")
     exact_path = read_manifest(first["dedup"]).inputs[0].path
     mtime = (Path(exact_path) / "manifest.json").stat().st_mtime_ns
     p = _dedup_config(tmp_path, ["exact", "minhash"])
     cfg = json.loads(p.read_text())
     cfg["dedup"]["minhash"] = {"bands": 20, "rows": 5}
     p.write_text(json.dumps(cfg))
-    second = pipeline_flow(config=str(p))
+    second = pipeline_flow(config=str(p), stop_after="dedup")
     assert second["dedup"] != first["dedup"]
     assert read_manifest(second["dedup"]).inputs[0].path == exact_path
     assert (Path(exact_path) / "manifest.json").stat().st_mtime_ns == mtime

@@ -23,7 +23,7 @@ def _ppl_config(tmp_path: Path, **filter_params) -> Path:
 def test_perplexity_stage_tags_then_filters_and_retunes_without_rescoring(tmp_path, prefect_harness):
     from flows.pipeline import pipeline_flow
 
-    out = pipeline_flow(config=str(_ppl_config(tmp_path)))
+    out = pipeline_flow(config=str(_ppl_config(tmp_path)), stop_after="perplexity")
     m = read_manifest(out["perplexity"])
     assert m.stage == "perplexity"
     (tags_ref,) = m.inputs
@@ -41,7 +41,9 @@ def test_perplexity_stage_tags_then_filters_and_retunes_without_rescoring(tmp_pa
     kenlm = [d for d in list_datasets(tmp_path / "data") if d.parent.name == "kenlm-train"]
     assert len(kenlm) == 1 and (kenlm[0] / "en" / "model.binary").exists()
 
-    retuned = pipeline_flow(config=str(_ppl_config(tmp_path, keep_buckets=["head", "middle", "tail"])))
+    retuned = pipeline_flow(
+        config=str(_ppl_config(tmp_path, keep_buckets=["head", "middle", "tail"])), stop_after="perplexity"
+    )
     assert retuned["perplexity"] != out["perplexity"]
     assert read_manifest(retuned["perplexity"]).counts["out"] == m.counts["in"]
     assert (Path(tags_ref.path) / "manifest.json").stat().st_mtime_ns == tags_mtime  # signals not recomputed
@@ -51,5 +53,5 @@ def test_perplexity_stage_tags_then_filters_and_retunes_without_rescoring(tmp_pa
 def test_perplexity_without_models_passes_documents_through(tmp_path, prefect_harness):
     from flows.pipeline import pipeline_flow
 
-    out = pipeline_flow(config=str(_config(tmp_path)))
+    out = pipeline_flow(config=str(_config(tmp_path)), stop_after="perplexity")
     assert out["perplexity"] == out["clean"]

@@ -32,6 +32,10 @@ def _config(tmp_path: Path, **clean) -> Path:
             "text_split": "paragraph",
         },
         "clean": {"min_chars": 20, **clean},
+        # tiny corpus: sample all of it, a small vocabulary, a visible validation split
+        "sample": {"min_bytes": 100_000},
+        "tokenizer": {"vocab_size": 300, "min_frequency": 1},
+        "encode": {"val_fraction": 0.3},
     }
     p = tmp_path / "t.yaml"
     p.write_text(json.dumps(cfg))
@@ -47,8 +51,8 @@ def pipeline(prefect_harness):
 
 def test_pipeline_builds_every_stage_and_records_the_run(tmp_path, pipeline):
     cfg_path = _config(tmp_path)
-    out = pipeline(config=str(cfg_path))
-    assert {"ingest", "clean"} <= set(out)
+    out = pipeline(config=str(cfg_path), stop_after="clean")
+    assert set(out) == {"ingest", "clean"}
     ingest, clean = read_manifest(out["ingest"]), read_manifest(out["clean"])
     assert ingest.counts["out"] == 5 and ingest.counts["files_in"] == 2
     assert clean.counts == {**clean.counts, "in": 5, "out": 3, "dropped_empty_after_clean": 1, "dropped_too_short": 1}
@@ -64,13 +68,13 @@ def test_pipeline_builds_every_stage_and_records_the_run(tmp_path, pipeline):
 
 def test_second_run_is_skipped_and_a_changed_param_recomputes_only_downstream(tmp_path, pipeline):
     cfg_path = _config(tmp_path)
-    first = pipeline(config=str(cfg_path))
+    first = pipeline(config=str(cfg_path), stop_after="clean")
     stamp = {s: (Path(p) / "manifest.json").stat().st_mtime_ns for s, p in first.items()}
-    again = pipeline(config=str(cfg_path))
+    again = pipeline(config=str(cfg_path), stop_after="clean")
     assert again == first
     assert {s: (Path(p) / "manifest.json").stat().st_mtime_ns for s, p in again.items()} == stamp
     changed = _config(tmp_path, min_chars=1)
-    third = pipeline(config=str(changed))
+    third = pipeline(config=str(changed), stop_after="clean")
     assert third["ingest"] == first["ingest"]
     assert (Path(third["ingest"]) / "manifest.json").stat().st_mtime_ns == stamp["ingest"]
     assert third["clean"] != first["clean"]
@@ -93,7 +97,7 @@ def test_only_a_stage_reads_its_planned_input_and_errors_clearly_when_missing(tm
 
 def test_force_recomputes_into_the_same_place(tmp_path, pipeline):
     cfg_path = _config(tmp_path)
-    first = pipeline(config=str(cfg_path))
+    first = pipeline(config=str(cfg_path), stop_after="clean")
     before = read_manifest(first["clean"]).finished_at, (Path(first["clean"]) / "manifest.json").stat().st_mtime_ns
     forced = pipeline(config=str(cfg_path), only=["clean"], force=True)
     assert forced["clean"] == first["clean"]
@@ -118,7 +122,7 @@ def test_a_corrupt_input_file_is_reported_and_the_rest_processed(tmp_path, pipel
 def test_stage_publishes_a_report_artifact_and_an_asset_event(tmp_path, pipeline):
     from prefect.client.orchestration import get_client
 
-    out = pipeline(config=str(_config(tmp_path)))
+    out = pipeline(config=str(_config(tmp_path)), stop_after="clean")
 
     key = Path(out["clean"]).resolve().as_uri()
 

@@ -58,6 +58,8 @@ def test_deployment_run_pipeline_manual_end_to_end(tmp_path, local_prefect):
     pointer = read_run_pointer(tmp_path / "data", "t")
     clean = read_manifest(pointer["stages"]["clean"]["path"])
     assert clean.counts["in"] == 5 and clean.counts["out"] == 3
+    encode = read_manifest(pointer["stages"]["encode"]["path"])  # the whole data chain ran in the worker
+    assert encode.counts["tokens_train"] > 0
 
     # A single stage through its own deployment: up to date, so it reuses the same dataset.
     r = _prefect(local_prefect, "deployment", "run", "clean/default", "--param", f"config={cfg_path}", "--watch",

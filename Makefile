@@ -28,8 +28,14 @@ test-fast: $(STAMP)
 serve: $(STAMP)
 	$(VENV)/bin/chatlike serve
 
-bench: $(STAMP)
-	$(PY) bench/run_all.py
+BENCH_STAMP := $(VENV)/.chatlike-bench-installed
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e ".[dev,dask,bench]"
+	@touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) bench/run_all.py $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

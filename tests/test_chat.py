@@ -1,0 +1,108 @@
+"""`chatlike chat`: one reply with --once, the history kept within the block, and one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from flows.cli_chat import chat_app
+from model.chat import SamplingOptions, load_chat
+from model.sft import ASSISTANT, ChatTokens, turn_header
+from model.train import train
+from tasks.training import LoraParams, PretrainParams, SftParams
+from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def sft_run(tmp_path_factory):
+    torch.set_num_threads(1)
+    run_dir = tmp_path_factory.mktemp("chat") / "sft"
+    params = quiet_params(SftParams, max_steps=30, learning_rate=3e-3, min_lr=3e-4, checkpoint_interval=30)
+    return train(run_config("sft", run_dir, params, init_from=pretrained_checkpoint()))
+
+
+def test_once_prints_one_reply(sft_run):
+    args = ["--checkpoint", sft_run.run_dir, "--once", "Are we still on for Saturday?", "--temperature", "0",
+            "--max-new-tokens", "12"]
+    result = runner.invoke(chat_app, args)
+    assert result.exit_code == 0, result.output
+    reply = result.output[:-1]  # typer.echo adds one newline
+    assert reply.strip()
+    assert runner.invoke(chat_app, args).output == result.output  # greedy: the same reply again
+    session, _ = load_chat(sft_run.run_dir, options=SamplingOptions(temperature=0, max_new_tokens=12))
+    assert session.reply("Are we still on for Saturday?") == reply
+    assert not session.last_reply_finished  # this barely trained model babbles up to the budget
+
+
+def test_a_reply_stops_at_the_end_token(sft_run):
+    session, _ = load_chat(sft_run.checkpoint, options=SamplingOptions(temperature=1.0, max_new_tokens=20, seed=0))
+    model, eot = session.model, session.tokens.eot
+    with torch.no_grad():  # make <|endoftext|> the only likely next token, whatever came before
+        model.norm.weight.zero_()
+        model.embed_tokens.weight[eot] = torch.randn(model.config.d_model) * 5
+        model.norm.bias.copy_(model.embed_tokens.weight[eot])
+    assert session.reply("hi") == ""
+    assert session.last_reply_finished
+    assert session.turns == [{"role": "User", "text": "hi"}, {"role": "Assistant", "text": ""}]
+
+
+def test_history_is_trimmed_oldest_first(sft_run):
+    session, _ = load_chat(sft_run.checkpoint, options=SamplingOptions(temperature=1.0, max_new_tokens=32, seed=0))
+    for i in range(12):
+        session.reply(f"m{i}")
+    prompt = session.prompt_ids()
+    assert len(prompt) + session.max_new_tokens - 1 <= session.block_size
+    assert prompt[-len(turn_header(session.tokens, ASSISTANT)):] == turn_header(session.tokens, ASSISTANT)
+    kept = [ids for _, ids in session.history]
+    while sum(map(len, kept)) > len(prompt) - len(turn_header(session.tokens, ASSISTANT)):
+        kept.pop(0)  # what should remain: the newest turns that fit
+    assert prompt == [t for ids in kept for t in ids] + turn_header(session.tokens, ASSISTANT)
+    assert 2 <= len(kept) < len(session.history)
+
+    session.reset()
+    long_message = "word " * 500
+    session.history.append(("User", session._turn_ids("User", long_message)))
+    prompt = session.prompt_ids()
+    assert len(prompt) == session.block_size - session.max_new_tokens + 1
+    assert prompt[0] == ChatTokens.from_tokenizer(session.tokenizer).bos
+
+
+def test_chat_with_an_adapter(sft_run, tmp_path):
+    lora = train(run_config("lora", tmp_path / "lora", quiet_params(LoraParams, max_steps=2, rank=2),
+                            init_from=pretrained_checkpoint()))
+    result = runner.invoke(chat_app, ["--checkpoint", str(pretrained_checkpoint()), "--adapter", lora.run_dir,
+                                      "--once", "hi", "--seed", "3", "--max-new-tokens", "8"])
+    assert result.exit_code == 0, result.output
+
+
+def test_errors_are_one_line_and_exit_code_2(sft_run, tmp_path):
+    result = runner.invoke(chat_app, ["--checkpoint", str(tmp_path / "missing"), "--once", "hi"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().count("\n") == 0 and "missing: no such checkpoint" in result.stderr
+
+    lora = train(run_config("lora", tmp_path / "lora", quiet_params(LoraParams, max_steps=2, rank=2),
+                            init_from=pretrained_checkpoint()))
+    other = train(run_config("pretrain", tmp_path / "other", quiet_params(PretrainParams, max_steps=2, seed=5)))
+    result = runner.invoke(chat_app, ["--checkpoint", other.checkpoint, "--adapter", lora.checkpoint, "--once", "hi"])
+    assert result.exit_code == 2 and "is for another base model" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+    result = runner.invoke(chat_app, ["--checkpoint", sft_run.checkpoint, "--temperature", "-1", "--once", "hi"])
+    assert result.exit_code == 2 and "temperature" in result.stderr
+
+
+def test_interactive_session_reads_until_quit(sft_run):
+    result = runner.invoke(chat_app, ["--checkpoint", sft_run.checkpoint, "--seed", "0", "--max-new-tokens", "8"],
+                           input="hello\n/reset\nbye\n/quit\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("bot> ") == 2 and "(conversation forgotten)" in result.output
+
+
+def test_session_options_are_checked():
+    with pytest.raises(ValueError, match="top_p"):
+        SamplingOptions(top_p=0).validate()
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        SamplingOptions(max_new_tokens=0).validate()

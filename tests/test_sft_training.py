@@ -1,0 +1,147 @@
+"""SFT: which tokens are trained (masks and padded batches), the resumable batch order, and full fine-tuning
+from a pretrain checkpoint lowering the Assistant-turn loss on held-out chats."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from model.sft import SftBatchStream, SftExamples, encode_example, shift_labels
+from model.train import evaluate_assistant_perplexity, train
+from storage.parquet import ParquetShardWriter
+from tasks.sft_data import SFT_SCHEMA
+from tasks.tokenizer import load_tokenizer
+from tasks.training import SftParams
+from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config, tiny_world
+
+TURNS = [
+    {"role": "User", "text": "are you coming? <|endoftext|>"},
+    {"role": "Assistant", "text": "yes!"},
+    {"role": "User", "text": "great"},
+    {"role": "Assistant", "text": "see you at 8"},
+]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return load_tokenizer(tiny_world().tokenizer)
+
+
+def _pieces(tok, role, text):
+    """(header ids, text ids) of one turn."""
+    return ([tok.token_to_id("<|startoftext|>"), *tok.encode(role, add_special_tokens=False).ids,
+             tok.token_to_id("<|separator|>")], tok.encode(text, add_special_tokens=False).ids)
+
+
+def test_only_assistant_text_and_its_end_token_are_trained(tok):
+    ids, mask = encode_example(tok, TURNS)
+    eot = tok.token_to_id("<|endoftext|>")
+    expected_ids, expected_mask = [], []
+    for turn in TURNS:
+        header, text = _pieces(tok, turn["role"], turn["text"])
+        trained = int(turn["role"] == "Assistant")
+        expected_ids += header + text + [eot]
+        expected_mask += [0] * len(header) + [trained] * (len(text) + 1)
+    assert ids == expected_ids and mask == expected_mask
+    assert ids.count(eot) == 4  # the "<|endoftext|>" typed by the user stays text
+
+    x, y = shift_labels(ids, mask)
+    trained_targets = [t for t in y if t != -100]
+    reply_1 = _pieces(tok, "Assistant", "yes!")[1] + [eot]
+    reply_2 = _pieces(tok, "Assistant", "see you at 8")[1] + [eot]
+    assert trained_targets == reply_1 + reply_2
+    assert x == ids[:-1]
+
+    all_ids, all_mask = encode_example(tok, TURNS, train_on="all")
+    assert all_ids == ids and all(all_mask)
+
+
+def test_padded_batches_ignore_padding(tmp_path, tok):
+    path = tmp_path / "val.parquet"
+    rows = [TURNS, TURNS[:2]]
+    with ParquetShardWriter(path, SFT_SCHEMA) as w:
+        for i, turns in enumerate(rows):
+            w.write_row({"example_id": str(i), "chat_id": "c", "session": 0, "text": "", "turns": turns,
+                         "n_tokens": 0})
+    examples = SftExamples(path, tok, max_tokens=128)
+    x, y = examples.batch([0, 1])
+    long_ids, long_mask = encode_example(tok, TURNS)
+    short_ids, short_mask = encode_example(tok, TURNS[:2])
+    assert x.shape == y.shape == (2, len(long_ids) - 1)
+    pad = tok.token_to_id("<|pad|>")
+    n = len(short_ids) - 1
+    assert x[1, :n].tolist() == short_ids[:-1] and (x[1, n:] == pad).all()
+    assert y[1, :n].tolist() == shift_labels(short_ids, short_mask)[1] and (y[1, n:] == -100).all()
+    assert y[0].tolist() == shift_labels(long_ids, long_mask)[1]
+    x, y = examples.batch([1], pad_to=40)
+    assert x.shape == (1, 40)
+
+    truncated = SftExamples(path, tok, max_tokens=10)
+    assert truncated.truncated == 2 and all(len(i) == 9 for i in truncated.inputs)
+
+
+def test_batch_stream_is_a_function_of_its_position():
+    a = SftBatchStream(10, 4, seed=1)
+    batches = [a.next_indices() for _ in range(6)]
+    assert all(len(b) == 4 for b in batches)
+    assert sorted(set(sum(batches[:3], []))) == list(range(10))  # an epoch covers every example
+    b = SftBatchStream(10, 4, seed=1)
+    b.load_state_dict({**a.state_dict(), "batches": 3})
+    assert [b.next_indices() for _ in range(3)] == batches[3:]
+    ranks = [SftBatchStream(10, 2, seed=1, rank=r, world_size=2).next_indices() for r in range(2)]
+    assert not set(ranks[0]) & set(ranks[1])
+    with pytest.raises(ValueError, match="saved examples=10"):
+        SftBatchStream(11, 4, seed=1).load_state_dict(a.state_dict())
+
+
+def test_sft_lowers_the_assistant_turn_loss(tmp_path):
+    torch.set_num_threads(1)
+    w = tiny_world()
+    base = pretrained_checkpoint()
+    params = quiet_params(SftParams, max_steps=30, learning_rate=3e-3, min_lr=3e-4, checkpoint_interval=30,
+                          eval_interval=15, sample_interval=15)
+    result = train(run_config("sft", tmp_path / "sft", params, init_from=base))
+    assert {p.name for p in (tmp_path / "sft" / "step-000030").iterdir()} >= {"model.safetensors", "optimizer.pt"}
+
+    before = evaluate_assistant_perplexity(base, sft_val_parquet=w.sft.val_path, tokenizer=w.tokenizer)
+    after = evaluate_assistant_perplexity(result.checkpoint, sft_val_parquet=w.sft.val_path, tokenizer=w.tokenizer)
+    assert after < 0.9 * before
+    assert result.val_loss == pytest.approx(torch.tensor(after).log().item(), rel=1e-4)
+
+
+def test_an_empty_sft_set_is_a_clear_error(tmp_path):
+    empty = tmp_path / "empty.parquet"
+    ParquetShardWriter(empty, SFT_SCHEMA).close()
+    cfg = run_config("sft", tmp_path / "sft", quiet_params(SftParams), init_from=pretrained_checkpoint())
+    cfg["data"]["train"] = str(empty)
+    with pytest.raises(ValueError, match="the training SFT set is empty"):
+        train(cfg)
+    cfg["init_from"] = str(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="nowhere: no such checkpoint"):
+        train(cfg)
+
+
+def test_sft_checkpoint_for_another_model_config_is_refused(tmp_path):
+    cfg = run_config("sft", tmp_path / "sft", quiet_params(SftParams, max_steps=2), init_from=pretrained_checkpoint())
+    cfg["model"] = {**pretrained_config(), "n_layers": 3}
+    with pytest.raises(ValueError, match=r"n_layers: checkpoint 2, requested 3"):
+        train(cfg)
+
+
+def pretrained_config() -> dict:
+    import json
+
+    return json.loads((pretrained_checkpoint() / "config.json").read_text())
+
+
+
+
+def test_sft_with_another_tokenizer_than_the_base_is_refused(tmp_path):
+    from tasks.tokenizer import TokenizerParams, train_tokenizer
+
+    other = train_tokenizer(["a few words of some other text, typed again and again"] * 20, tmp_path / "tok",
+                            TokenizerParams(vocab_size=300, heldout_fraction=0))
+    cfg = run_config("sft", tmp_path / "sft", quiet_params(SftParams, max_steps=2), init_from=pretrained_checkpoint())
+    cfg["tokenizer"] = other.path
+    with pytest.raises(ValueError, match=r"is not the one .*step-000030 was trained with"):
+        train(cfg)

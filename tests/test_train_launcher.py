@@ -1,0 +1,108 @@
+"""The training launcher: lines arrive while the child runs, exit codes come back, and an interrupted caller
+takes the whole process group down with it (children of the child included)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from tasks.training import run_streaming, training_command
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is dead for our purpose
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_dead(pids, timeout=5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_lines_are_streamed_as_they_are_printed(tmp_path):
+    go = tmp_path / "go"
+    child = (
+        "import os, time\n"
+        "print('first', flush=True)\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+        "print('second')\n"
+    )
+    seen: list[str] = []
+
+    def log(line: str) -> None:
+        seen.append(line)
+        if line == "first":
+            go.touch()  # the child waits for this: it only finishes if 'first' arrived while it was running
+
+    assert run_streaming([sys.executable, "-c", child], log) == 0
+    assert seen == ["first", "second"]
+
+
+def test_exit_code_is_returned_or_raised_with_the_last_lines():
+    child = "import sys\nfor i in range(100): print('line', i)\nprint('boom', file=sys.stderr)\nsys.exit(3)"
+    assert run_streaming([sys.executable, "-c", child], lambda line: None, check=False) == 3
+    with pytest.raises(RuntimeError, match=r"exited with code 3(.|\n)*line 99\nboom"):
+        run_streaming([sys.executable, "-c", child], lambda line: None)
+
+
+def test_keyboard_interrupt_kills_the_process_group(tmp_path):
+    child = (
+        "import os, subprocess, sys, time\n"
+        "grandchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('pids', os.getpid(), grandchild.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    pids: list[int] = []
+
+    def log(line: str) -> None:
+        if line.startswith("pids"):
+            pids.extend(int(p) for p in line.split()[1:])
+            raise KeyboardInterrupt
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_streaming([sys.executable, "-c", child], log, grace_s=5)
+    assert len(pids) == 2
+    assert _wait_dead(pids), "the child or its child survived"
+    assert time.monotonic() - start < 30
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_grace_period():
+    child = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+
+    def log(line: str) -> None:
+        raise RuntimeError("caller failed")
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="caller failed"):
+        run_streaming([sys.executable, "-c", child], log, grace_s=0.5)
+    assert time.monotonic() - start < 10
+
+
+def test_training_command_uses_torchrun_for_several_processes():
+    assert training_command(["--config", "r.json"], 1)[1:] == ["-m", "model.train", "--config", "r.json"]
+    cmd = training_command(["--config", "r.json"], 4)
+    assert cmd[1:5] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4"]
+    assert cmd[-4:] == ["-m", "model.train", "--config", "r.json"]
+    with pytest.raises(ValueError):
+        training_command([], 0)

@@ -1,10 +1,14 @@
 """Throughput of the WhatsApp parser on a large synthetic export (default about 50 MB), printed as a table.
 
-    .venv/bin/python bench/bench_whatsapp.py [--mb 50] [--formats android ios] [--quick]
+    .venv/bin/python bench/bench_whatsapp.py [--mb 50] [--formats android ios] [--quick] [--repeat 3]
 
-The export is generated in a temporary directory (word salad of small talk, 10 % multi-line messages, sessions of ~50 messages, media, deleted,
-edited and system lines, two authors plus a phone number). Beside the parser, the table shows the floor any
-parser pays — reading, decoding and splitting the file into lines — so the cost of the parsing itself is visible.
+The export is generated in a temporary directory (word salad of small talk, 10 % multi-line messages, sessions
+of ~50 messages, media, deleted, edited and system lines, two authors plus a phone number). Beside the parser,
+the table shows the floor any parser pays — reading, decoding and splitting the file into lines — so the cost of
+the parsing itself is visible, and the aim of issue 3 (≥ 200,000 messages/s per core) beside the parser's rate.
+
+Times are CPU seconds of this process (best of --repeat runs): the parser is single-threaded, so that is its
+cost on one core, whatever else the machine is running.
 """
 
 from __future__ import annotations
@@ -75,10 +79,18 @@ def read_and_split(path: Path) -> int:
     return len(text.split("\n"))
 
 
-def timed(fn, *args, **kwargs):
-    start = time.perf_counter()
-    result = fn(*args, **kwargs)
-    return result, time.perf_counter() - start
+AIM_MESSAGES_PER_S = 200_000
+
+
+def timed(repeat: int, fn, *args, **kwargs):
+    """(result, best CPU seconds of `repeat` calls)."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        result = None  # the previous result would weigh on the garbage collector
+        start = time.process_time()
+        result = fn(*args, **kwargs)
+        best = min(best, time.process_time() - start)
+    return result, best
 
 
 def main() -> None:
@@ -86,6 +98,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=50.0, help="size of each synthetic export in MB")
     parser.add_argument("--formats", nargs="+", default=["android", "ios"], choices=["android", "ios"])
     parser.add_argument("--quick", action="store_true", help="5 MB per export (what bench/run_all.py runs)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per step; the best is shown")
     args = parser.parse_args()
     if args.quick:
         args.mb = min(args.mb, 5.0)
@@ -96,19 +109,24 @@ def main() -> None:
             path = Path(tmp) / f"synthetic_{layout}.txt"
             generate(path, int(args.mb * 1e6), layout)
             mb = path.stat().st_size / 1e6
-            _, floor = timed(read_and_split, path)
-            chat, parse = timed(parse_whatsapp_export, path)
-            docs, to_docs = timed(chat_to_documents, chat)
+            _, floor = timed(args.repeat, read_and_split, path)
+            chat, parse = timed(args.repeat, parse_whatsapp_export, path)
+            docs, to_docs = timed(args.repeat, chat_to_documents, chat)
             n = len(chat.messages)
-            rows.append((f"{layout}: read + decode + split lines (floor)", mb, n, floor))
-            rows.append((f"{layout}: parse_whatsapp_export", mb, n, parse))
-            rows.append((f"{layout}: chat_to_documents ({len(docs)} docs)", mb, n, to_docs))
-            rows.append((f"{layout}: parse + documents", mb, n, parse + to_docs))
+            aim = f"≥ {AIM_MESSAGES_PER_S:,}: " + ("met" if n / parse >= AIM_MESSAGES_PER_S else "not met")
+            rows.append((f"{layout}: read + decode + split lines (floor)", mb, n, floor, ""))
+            rows.append((f"{layout}: parse_whatsapp_export", mb, n, parse, aim))
+            rows.append((f"{layout}: chat_to_documents ({len(docs)} docs)", mb, n, to_docs, ""))
+            rows.append((f"{layout}: parse + documents", mb, n, parse + to_docs, ""))
 
-    print(f"\n{'step':<48} {'MB':>7} {'messages':>10} {'seconds':>8} {'messages/s':>12} {'MB/s':>7}")
-    print("-" * 97)
-    for name, mb, n, seconds in rows:
-        print(f"{name:<48} {mb:>7.1f} {n:>10,} {seconds:>8.2f} {n / seconds:>12,.0f} {mb / seconds:>7.1f}")
+    print(
+        f"\n{'step':<48} {'MB':>7} {'messages':>10} {'CPU s':>7} {'messages/s':>12} {'MB/s':>7}  aim (messages/s)"
+    )
+    print("-" * 116)
+    for name, mb, n, seconds, aim in rows:
+        print(
+            f"{name:<48} {mb:>7.1f} {n:>10,} {seconds:>7.2f} {n / seconds:>12,.0f} {mb / seconds:>7.1f}  {aim}"
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ written in that format.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import zipfile
@@ -17,7 +18,7 @@ import pytest
 
 from storage.schemas import MESSAGE_SCHEMA
 from tasks.records import InputFileError, SkipCounter
-from tasks.whatsapp import parse_whatsapp_export
+from tasks.whatsapp import NotAnExportError, parse_whatsapp_export
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "whatsapp"
 
@@ -199,6 +200,13 @@ def test_date_order_decided_by_a_late_day_above_12(tmp_path, order):
     assert chat.messages[1].timestamp == datetime(2020, 1, 2, 10, 2)
     assert chat.messages[-1].timestamp == datetime(2020, 12, 25, 18, 0)
     assert [m.timestamp for m in chat.messages] == sorted(m.timestamp for m in chat.messages)
+
+
+def test_a_year_first_argument_cannot_make_two_digit_dates_impossible(tmp_path):
+    # read year first, "1/13/15" has neither a month 13 nor a month 15: the year is last, the month first
+    chat = parse(tmp_path, "1/13/15, 9:05 AM - Sam: hi\n", date_order="ymd")
+    assert chat.messages[0].timestamp == datetime(2015, 1, 13, 9, 5)
+    assert chat.stats["date_order"] == "mdy"
 
 
 def test_a_header_with_an_impossible_date_is_text_of_the_previous_message(tmp_path):
@@ -467,6 +475,25 @@ def test_a_file_that_is_not_an_export_names_the_file(tmp_path, content, reason):
     with pytest.raises(InputFileError) as error:
         parse_whatsapp_export(path)
     assert str(path) in str(error.value) and reason in str(error.value)
+
+
+def test_a_file_that_is_no_export_keeps_its_first_lines_for_the_error(tmp_path):
+    with pytest.raises(NotAnExportError) as error:
+        parse(tmp_path, "# Shopping list\n\n- eggs\n- milk\n", name="notes.txt")
+    assert error.value.lines == ["# Shopping list", "- eggs", "- milk"]
+
+
+def test_the_garbage_collector_is_left_as_it_was(tmp_path):
+    text = "25/12/2021, 10:00 - Sam: hi\n"
+    assert gc.isenabled()
+    parse(tmp_path, text)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse(tmp_path, text)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_a_long_text_without_headers_fails_fast(tmp_path):

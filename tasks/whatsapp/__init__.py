@@ -6,11 +6,18 @@
 """
 
 from tasks.whatsapp.documents import AuthorPseudonyms, chat_to_documents, pseudonym, split_sessions
-from tasks.whatsapp.parser import ChatMessage, WhatsAppChat, looks_like_whatsapp, parse_whatsapp_export
+from tasks.whatsapp.parser import (
+    ChatMessage,
+    NotAnExportError,
+    WhatsAppChat,
+    looks_like_whatsapp,
+    parse_whatsapp_export,
+)
 
 __all__ = [
     "AuthorPseudonyms",
     "ChatMessage",
+    "NotAnExportError",
     "WhatsAppChat",
     "chat_to_documents",
     "looks_like_whatsapp",

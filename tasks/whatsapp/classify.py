@@ -12,6 +12,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+try:  # the regex parser, to tell which alternatives a first character allows (`_ByFirstChar`)
+    from re import _parser as _sre  # Python >= 3.11
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre  # type: ignore[no-redef]
+
 from tasks.whatsapp.headers import IOS_MARK
 from tasks.whatsapp.phrases import (
     DELETED,
@@ -53,6 +58,11 @@ _MEDIA_KEYS = frozenset(_phrase_key(p) for p in _all(MEDIA_OMITTED))
 _DELETED_KEYS = frozenset(_phrase_key(p) for p in _all(DELETED))
 # longer first lines cannot be one of those phrases: skip building their key
 _MAX_PHRASE_CHARS = max(len(p) for p in _all(MEDIA_OMITTED) + _all(DELETED)) + 8
+# A line ending in an ASCII letter, digit or sign other than a bracket or a full stop keeps its end in its key,
+# so the end alone can rule a phrase out (see `_ending_flags`); these are the ends the phrases have.
+_KEY_TAILS = frozenset(k[-3:] for k in _MEDIA_KEYS | _DELETED_KEYS)
+_KEY_LAST_CHARS = frozenset(k[-1] for k in _MEDIA_KEYS | _DELETED_KEYS)
+_KEY_TRIMMED = frozenset(_BRACKETS + ".")
 _OMITTED_RE = re.compile(rf"(?<!\w)(?:{_alternation(list(OMITTED_WORDS))})(?!\w)", re.IGNORECASE)
 # "<attached: 00000001-PHOTO-….jpg>", "<allegato: …>": any short label, then a file name with an extension
 _ATTACHED_RE = re.compile(r"[<‹][^<>‹›:]{1,30}:\s*[^<>‹›]*\.[0-9A-Za-z]{1,6}\s*[>›]\s*$")
@@ -69,12 +79,95 @@ _VCF_RE = re.compile(r"^\S+(?: \S+){0,3}\.vcf$", re.IGNORECASE)
 _EDITED_RE = re.compile(rf"\s*[<‹]\s*(?:{_alternation(_all(EDITED_MARKERS))})\.?\s*[>›]\s*$", re.IGNORECASE)
 _POLL_RE = re.compile(rf"^(?:{_alternation(_all(POLL_KEYWORDS))})\s?:", re.IGNORECASE)
 _OPTION_RE = re.compile(rf"^\s*(?:{_alternation(_all(OPTION_KEYWORDS))})\s?:", re.IGNORECASE | re.MULTILINE)
-_SYSTEM_RE = re.compile(
-    "|".join(f"(?:{p})" for patterns in SYSTEM_PATTERNS.values() for p in patterns), re.IGNORECASE
-)
+_SYSTEM_ALTERNATIVES = [p for patterns in SYSTEM_PATTERNS.values() for p in patterns]
 _GROUP_EVENT_RE = re.compile(
     "|".join(f"(?:{p})" for patterns in GROUP_EVENT_PATTERNS.values() for p in patterns), re.IGNORECASE
 )
+
+
+def _first_chars(items) -> tuple[set[str], bool] | None:
+    """(characters a match of this parsed regex sequence can start with, whether it can match ""), or None
+    when that is not simple to tell (a class such as \\w, `.`, a negation)."""
+    chars: set[str] = set()
+    for op, av in items:
+        if op is _sre.AT:  # \b, ^: zero width
+            continue
+        if op is _sre.LITERAL:
+            chars.add(chr(av))
+            return chars, False
+        if op is _sre.IN:
+            for item, value in av:
+                if item is _sre.LITERAL:
+                    chars.add(chr(value))
+                elif item is _sre.RANGE and value[1] - value[0] < 256:
+                    chars.update(map(chr, range(value[0], value[1] + 1)))
+                else:
+                    return None
+            return chars, False
+        if op is _sre.SUBPATTERN and not av[1] and not av[2]:  # a group without inline flags
+            inner = _first_chars(av[-1])
+            empty = inner is not None and inner[1]
+        elif op is _sre.BRANCH:
+            inner = (set(), False)
+            for alternative in av[1]:
+                one = _first_chars(alternative)
+                if one is None:
+                    return None
+                inner = (inner[0] | one[0], inner[1] or one[1])
+            empty = inner[1]
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
+            inner = _first_chars(av[2])
+            empty = inner is not None and (av[0] == 0 or inner[1])
+        else:
+            return None
+        if inner is None:
+            return None
+        chars |= inner[0]
+        if not empty:
+            return chars, False
+    return chars, True
+
+
+class _ByFirstChar(dict):
+    """Maps the first character of a text to the alternation of those `alternatives` whose matches can start
+    with it (None when none can; the whole alternation for ""): matching at the start of a text needs no other.
+
+    Worked out on first sight of each character by testing it against each alternative's possible first
+    characters with the regex engine itself, so its case rules apply.
+    """
+
+    def __init__(self, alternatives: list[str], flags: int) -> None:
+        super().__init__()
+        self._alternatives = alternatives
+        self._flags = flags
+        self._starts: list[re.Pattern | None] = []  # None: could start with anything
+        for alternative in alternatives:
+            first = _first_chars(_sre.parse(alternative, flags))
+            if first is None or first[1]:
+                self._starts.append(None)
+            else:
+                chars = "".join(re.escape(c) for c in sorted(first[0]))
+                self._starts.append(re.compile(f"[{chars}]", flags))
+        self._compiled: dict[tuple[str, ...], re.Pattern] = {}
+        self[""] = self._alternation(tuple(alternatives))
+
+    def _alternation(self, chosen: tuple[str, ...]) -> re.Pattern:
+        pattern = self._compiled.get(chosen)
+        if pattern is None:
+            pattern = self._compiled[chosen] = re.compile("|".join(f"(?:{a})" for a in chosen), self._flags)
+        return pattern
+
+    def __missing__(self, char: str) -> re.Pattern | None:
+        chosen = tuple(
+            a
+            for a, start in zip(self._alternatives, self._starts, strict=True)
+            if start is None or start.match(char)
+        )
+        pattern = self[char] = self._alternation(chosen) if chosen else None
+        return pattern
+
+
+_SYSTEM_BY_FIRST_CHAR = _ByFirstChar(_SYSTEM_ALTERNATIVES, re.IGNORECASE)
 
 
 def split_author(rest: str) -> tuple[str | None, str, bool]:
@@ -83,10 +176,10 @@ def split_author(rest: str) -> tuple[str | None, str, bool]:
     `body` is the whole `rest` for system lines. A leading `~ ` (iOS, for people not in the contacts) and
     surrounding spaces are removed from the author.
     """
-    if rest.startswith(IOS_MARK):
+    if rest[:1] == IOS_MARK:
         rest = rest[1:]
-    cut = rest.find(": ")
-    if cut < 0:
+    prefix, colon, body = rest.partition(": ")
+    if not colon:
         stripped = rest.rstrip()
         # "Name:" with the text on the following lines
         if stripped.endswith(":") and ":" not in stripped[:-1]:
@@ -94,15 +187,30 @@ def split_author(rest: str) -> tuple[str | None, str, bool]:
             if author is not None:
                 return author, "", False
         return None, rest, False
-    if _GROUP_EVENT_RE.search(rest, 0, cut):
-        return None, rest, False
-    author = _clean_author(rest[:cut])
+    author = _AUTHORS.get(prefix, _UNSEEN)
+    if author is _UNSEEN:
+        author = _author_before_colon(prefix)
     if author is None:
         return None, rest, False
-    body = rest[cut + 2 :]
-    if body.startswith(IOS_MARK):
+    if body[:1] == IOS_MARK:
         return author, body[1:], True
     return author, body, False
+
+
+# A chat has a handful of authors, written before ": " on every one of its lines: what each prefix means is
+# remembered (up to _MAX_AUTHORS prefixes, then forgotten all at once).
+_AUTHORS: dict[str, str | None] = {}
+_MAX_AUTHORS = 4096
+_UNSEEN = object()
+
+
+def _author_before_colon(prefix: str) -> str | None:
+    """The author named by the text before the first ": ", or None when it is a group event or no name."""
+    author = None if _GROUP_EVENT_RE.search(prefix) else _clean_author(prefix)
+    if len(_AUTHORS) >= _MAX_AUTHORS:
+        _AUTHORS.clear()
+    _AUTHORS[prefix] = author
+    return author
 
 
 def _clean_author(raw: str) -> str | None:
@@ -119,15 +227,55 @@ def _first_line(text: str) -> str:
     return (text if cut < 0 else text[:cut]).strip()
 
 
+# What the last four characters of a (stripped) first line let it be, so that most lines skip the costlier
+# tests: _MAY_BE_PHRASE (a whole-message phrase of MEDIA_OMITTED or DELETED), _MAY_BE_FILE (an attachment told by
+# its end: "<…>", "(file attached)", ".vcf"). Remembered per ending, up to _MAX_ENDINGS, then forgotten at once.
+_MAY_BE_PHRASE, _MAY_BE_FILE = 1, 2
+_ENDINGS: dict[str, int] = {}
+_MAX_ENDINGS = 1 << 15
+
+
+def _ending_flags(ending: str) -> int:
+    """_MAY_BE_PHRASE | _MAY_BE_FILE as far as `ending` (a line's last four characters, or all of a shorter
+    line) tells; also remembered in _ENDINGS."""
+    flags = 0
+    if ending:
+        last = ending[-1]
+        if last in ">›)" or ending.lower() == ".vcf":
+            flags |= _MAY_BE_FILE
+        # A line ending in an ASCII character that the key does not trim (a letter, a digit, a sign) keeps that
+        # end in its key, lower-cased: if no phrase key ends that way, the line is no phrase.
+        tail = ending[-3:]
+        if not last.isascii() or last in _KEY_TRIMMED:
+            flags |= _MAY_BE_PHRASE
+        elif tail.isascii() and tail.isalpha():
+            flags |= _MAY_BE_PHRASE if tail.lower() in _KEY_TAILS else 0
+        elif last.lower() in _KEY_LAST_CHARS:
+            flags |= _MAY_BE_PHRASE
+    if len(_ENDINGS) >= _MAX_ENDINGS:
+        _ENDINGS.clear()
+    _ENDINGS[ending] = flags
+    return flags
+
+
 def _key(first: str) -> str | None:
-    return _phrase_key(first) if len(first) <= _MAX_PHRASE_CHARS else None
+    """The phrase key of a (stripped) first line, or None when it cannot be a whole-message phrase."""
+    if len(first) > _MAX_PHRASE_CHARS:
+        return None
+    flags = _ENDINGS.get(first[-4:])
+    if flags is None:
+        flags = _ending_flags(first[-4:])
+    return _phrase_key(first) if flags & _MAY_BE_PHRASE else None
 
 
 def _is_media(first: str, key: str | None) -> bool:
+    return (key is not None and key in _MEDIA_KEYS) or _is_media_file(first)
+
+
+def _is_media_file(first: str) -> bool:
+    """An attachment or placeholder told by its form (brackets, file name) rather than by a known phrase."""
     if not first:
         return False
-    if key is not None and key in _MEDIA_KEYS:
-        return True
     last = first[-1]
     if last in ">›":
         if first[0] in "<‹" and len(first) <= 60 and _OMITTED_RE.search(first):
@@ -164,13 +312,23 @@ def is_poll(text: str) -> bool:
 
 def is_system_text(text: str) -> bool:
     """True when the text after a name is a system event (encryption notice, missed call, security code…)."""
-    first = text.split("\n", 1)[0]
-    return len(first) <= 400 and bool(_SYSTEM_RE.match(first.strip()))
+    return _is_system_line(text.split("\n", 1)[0])
+
+
+def _is_system_line(first: str) -> bool:
+    if len(first) > 400:
+        return False
+    first = first.strip()
+    system = _SYSTEM_BY_FIRST_CHAR[first[:1]]
+    return system is not None and system.match(first) is not None
+
+
+_CLOSING = (">", "›")
 
 
 def strip_edited_marker(text: str) -> tuple[str, bool]:
     """Remove a trailing "<This message was edited>" (any language); return (text, whether one was there)."""
-    if text.rstrip()[-1:] not in (">", "›"):
+    if text.rstrip()[-1:] not in _CLOSING:
         return text, False
     m = _EDITED_RE.search(text)
     if m is None:
@@ -179,20 +337,40 @@ def strip_edited_marker(text: str) -> tuple[str, bool]:
 
 
 def classify(author: str | None, body: str, ios_mark: bool) -> tuple[str, str | None, str]:
-    """(kind, author, text) of one message; system events lose their author (the name stays in the text)."""
+    """(kind, author, text) of one message; system events lose their author (the name stays in the text).
+
+    Runs once per message: the tests that rule out most messages come first, inline.
+    """
     if author is None:
         return "system", None, body
-    if is_poll(body):
-        return "poll", author, body
-    first = _first_line(body)
-    key = _key(first)
-    if key is not None and key in _DELETED_KEYS and "\n" not in body:
-        return "deleted", author, body
-    if _is_media(first, key):
+    cut = body.find("\n")
+    if cut < 0:
+        first_line = body
+    else:
+        if is_poll(body):  # a poll has option lines
+            return "poll", author, body
+        first_line = body[:cut]
+    first = first_line.strip()
+    may_be = _ENDINGS.get(first[-4:])
+    if may_be is None:
+        may_be = _ending_flags(first[-4:])
+    if may_be & _MAY_BE_PHRASE and len(first) <= _MAX_PHRASE_CHARS:
+        key = _phrase_key(first)
+        if cut < 0 and key in _DELETED_KEYS:
+            return "deleted", author, body
+        if key in _MEDIA_KEYS:
+            return "media", author, body
+    # _is_media_file's own tests are for lines ending like a file, "IMG-…" names and "• 3 pages"
+    if (may_be & _MAY_BE_FILE or first[3:4] == "-" or "•" in first) and _is_media_file(first):
         return "media", author, body
-    text, edited = strip_edited_marker(body)
-    if edited:
-        return "edited", author, text
-    if ios_mark or is_system_text(body):
+    if body.rstrip()[-1:] in _CLOSING:  # what strip_edited_marker needs: most texts fail it
+        text, edited = strip_edited_marker(body)
+        if edited:
+            return "edited", author, text
+    if ios_mark:
+        return "system", None, f"{author}: {body}"
+    # only the system patterns that can start with this character (None: none can)
+    system = _SYSTEM_BY_FIRST_CHAR[first[:1]]
+    if system is not None and len(first_line) <= 400 and system.match(first):
         return "system", None, f"{author}: {body}"
     return "text", author, body

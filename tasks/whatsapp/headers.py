@@ -7,8 +7,9 @@ An export line that starts a message looks like one of
     31/12/23, 21:05:10: Name: text               legacy (old iOS / BlackBerry era)
 with any of `/ . -` between date fields, day/month, month/day or year-first order, 2- or 4-digit years, 12- or
 24-hour clocks (with localised AM/PM markers), seconds or not, `:` or `.` in the time, and Arabic-Indic or
-Persian digits. One regular expression reads all of them; which field is the day is decided afterwards for the
-whole file (`decide_date_orders`), because a single line such as `03/04/21` cannot tell.
+Persian digits. One regular expression reads all of them, in one pass over the whole text (`scan_headers`);
+which field is the day is decided afterwards for the whole file (`decide_date_orders`), because a single line
+such as `03/04/21` cannot tell.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ IOS_MARK = "\x01"
 
 _INVISIBLE_RE = re.compile(f"[{INVISIBLE_MARKS}]")
 _ODD_SPACE_RE = re.compile(f"[{ODD_SPACES}]")
+_TO_NORMALIZE_RE = re.compile(f"[{INVISIBLE_MARKS}{ODD_SPACES}{IOS_MARK}]")
 _IOS_MARK_AFTER = (": \u200e", "] \u200e")
 
 DATE_ORDERS = ("dmy", "mdy", "ymd", "ydm")
@@ -54,6 +56,8 @@ _SWAPPED = {"dmy": "mdy", "mdy": "dmy", "ymd": "ydm", "ydm": "ymd"}
 
 def normalize_text(text: str) -> str:
     """Remove invisible direction marks and turn odd spaces into U+0020, keeping the iOS U+200E signal."""
+    if _TO_NORMALIZE_RE.search(text) is None:  # one pass over a text that has none
+        return text
     if IOS_MARK in text:
         text = text.replace(IOS_MARK, "")
     if "\u200e" in text:
@@ -75,10 +79,21 @@ def normalize_date_order(date_order: str | None) -> str | None:
     return _ORDER_ALIASES[key]
 
 
+# Whitespace that stays on one line: HEADER_RE also scans whole texts, where `\s` would run into the next line.
+_SP = r"[^\S\n]"
+
+
 def _meridiem_alternation(table: dict[str, tuple[str, ...]]) -> str:
     tokens = sorted({t for tokens in table.values() for t in tokens}, key=len, reverse=True)
     # dots optional and spaces flexible, so "ق.ظ." also matches "ق.ظ" and "π.μ." matches "π. μ."
-    return "|".join(re.escape(t).replace(r"\.", r"\.?").replace(r"\ ", r"\s?") for t in tokens)
+    return "|".join(re.escape(t).replace(r"\.", r"\.?").replace(r"\ ", f"{_SP}?") for t in tokens)
+
+
+def _meridiem_starts(table: dict[str, tuple[str, ...]], also: str = "") -> str:
+    """A class of the characters the markers of `table` (and `also`) start with: a look at the next character
+    spares most headers, which have no marker, the try of every one."""
+    chars = {t[0] for tokens in table.values() for t in tokens} | set(also)
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
 
 
 _MERIDIEM_LOOKUP = {
@@ -88,23 +103,32 @@ _MERIDIEM_LOOKUP = {
     for t in tokens
 }
 
+# The start of a message: finds every header of a whole text at once (`finditer`, `^` at each line start), or
+# reads one line (`match`).
 HEADER_RE = re.compile(
     rf"""
-    (?P<open>\[)?
-    (?P<d1>\d{{1,4}})(?P<sep>[/.\-])(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}})\.?
-    (?:\s*(?P<comma>[,،])\s*|\s+)
-    (?:(?P<pre>{_meridiem_alternation(MERIDIEM_PREFIXES)})\s?)?
-    (?P<H>\d{{1,2}})(?P<tsep>[:.])(?P<M>\d{{2}})(?:(?P=tsep)(?P<S>\d{{2}}))?(?P<tdot>\.(?!\d))?
-    (?:\s?(?P<ampm>[AaPp]\.?\s?[Mm]\.?|{_meridiem_alternation(MERIDIEM_SUFFIXES)})(?!\w))?
-    (?(open)
-        \]\s?
-      | (?: (?P<dash>\s*[-–]\s)
-          | (?P<legacy>:\s)
-          | \s(?=[^\s:\[][^:\n]{{0,100}}?:\s) )
+    ^(?P<open>\[)?
+    (?P<date>(?P<d1>\d{{1,4}})(?P<sep>[/.\-])(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}}))\.?
+    (?:{_SP}*(?P<comma>[,،]){_SP}*|{_SP}+)
+    (?P<time>
+        (?:(?={_meridiem_starts(MERIDIEM_PREFIXES)})(?P<pre>{_meridiem_alternation(MERIDIEM_PREFIXES)}){_SP}?)?
+        (?P<H>\d{{1,2}})(?P<tsep>[:.])(?P<M>\d{{2}})
     )
-    (?P<rest>.*)
+    (?:(?P=tsep)(?P<S>\d{{2}}))?
+    (?P<tail>
+        (?P<tdot>\.(?!\d))?
+        (?:(?={_SP}?{_meridiem_starts(MERIDIEM_SUFFIXES, "AaPp")})
+            {_SP}?(?P<ampm>[AaPp]\.?{_SP}?[Mm]\.?|{_meridiem_alternation(MERIDIEM_SUFFIXES)})(?!\w))?
+    )
+    (?P<end>(?(open)
+        \]{_SP}?
+      | (?: {_SP}*[-–]{_SP}                                     # Android: " - "
+          | :{_SP}                                              # legacy: ": "
+          | {_SP}(?=[^\s:\[][^:\n]{{0,100}}?:{_SP}) )           # iOS without brackets: a name and ": "
+    ))
+    (?P<rest>[^\n]*)
     """,
-    re.VERBOSE | re.DOTALL,
+    re.VERBOSE | re.MULTILINE,
 )
 
 LAYOUTS = ("android", "ios", "ios_no_brackets", "legacy")
@@ -114,8 +138,8 @@ LAYOUTS = ("android", "ios", "ios_no_brackets", "legacy")
 class HeaderShape:
     """How a header is written, minus the field values: what `stats['header_formats']` counts.
 
-    Shapes are interned by `match_header` (one object per distinct shape), so identity is equality and
-    hashing is cheap on the per-message path.
+    Shapes are interned (one object per distinct shape), so identity is equality and hashing is cheap on the
+    per-message path.
     """
 
     layout: str  # one of LAYOUTS
@@ -165,25 +189,11 @@ class Header:
     rest: str
 
 
-_GROUPS = (
-    "open",
-    "d1",
-    "sep",
-    "d2",
-    "d3",
-    "comma",
-    "pre",
-    "H",
-    "tsep",
-    "M",
-    "S",
-    "tdot",
-    "ampm",
-    "dash",
-    "legacy",
-    "rest",
+# group numbers, for reading several groups of a match in one call
+_DATE, _D1, _SEP, _D2, _D3, _COMMA, _TIME, _PRE, _H, _TSEP, _M, _S, _TAIL, _TDOT, _AMPM, _END, _REST = (
+    HEADER_RE.groupindex[name]
+    for name in "date d1 sep d2 d3 comma time pre H tsep M S tail tdot ampm end rest".split()
 )
-assert tuple(HEADER_RE.groupindex) == _GROUPS, "match_header unpacks HEADER_RE's groups in this order"
 _SHAPES: dict[tuple, HeaderShape] = {}
 
 
@@ -205,12 +215,21 @@ def _shape(key: tuple) -> HeaderShape:
     return shape
 
 
-def match_header(line: str) -> Header | None:
-    """Parse `line` if it starts a message (valid clock and plausible date fields), else None."""
-    m = HEADER_RE.match(line)
-    if m is None:
-        return None
-    (opened, d1, sep, d2, d3, comma, pre, hh, tsep, mm, ss, tdot, ampm, dash, legacy, rest) = m.groups()
+# What a date or a clock adds to a header's shape, as one string each ("/last", "12h:."), because the scan
+# looks its shapes up by them once per header and a string keeps its hash.
+_DATE_KINDS = {(sep, pos): sep + pos for sep in "/.-" for pos in ("first", "last", "short")}
+_DATE_KIND_PARTS = {kind: parts for parts, kind in _DATE_KINDS.items()}
+_CLOCK_KINDS = {
+    (clock12, sep, dot): f"{'12h' if clock12 else '24h'}{sep}{'.' if dot else ''}"
+    for clock12 in (False, True)
+    for sep in ":."
+    for dot in (False, True)
+}
+_CLOCK_KIND_PARTS = {kind: parts for parts, kind in _CLOCK_KINDS.items()}
+
+
+def _read_date(d1: str, sep: str, d2: str, d3: str) -> tuple[tuple[int, int, int], str] | None:
+    """((a, b, c) in file order, its kind in _DATE_KINDS); None when the field widths fit no date."""
     l1, l3 = len(d1), len(d3)
     if l1 == 4:
         if l3 > 2:
@@ -224,8 +243,15 @@ def match_header(line: str) -> Header | None:
         return None
     else:
         year_pos = "short"
+    return (int(d1), int(d2), int(d3)), _DATE_KINDS[sep, year_pos]
+
+
+def _read_clock(
+    pre: str | None, hh: str, tsep: str, mm: str, tdot: str | None, ampm: str | None
+) -> tuple[str, int, int] | None:
+    """(its kind in _CLOCK_KINDS, hour on a 24-hour clock, minute) of a time without its seconds; None when it
+    is no time of day."""
     hour, minute = int(hh), int(mm)
-    second = int(ss) if ss else 0
     half = None
     ampm = ampm or pre
     if ampm:
@@ -239,23 +265,18 @@ def match_header(line: str) -> Header | None:
                 hour += 12
             elif half == "am" and hour == 12:
                 hour = 0
-    if hour > 23 or minute > 59 or second > 59:
+    if hour > 23 or minute > 59:
         return None
-    layout = "ios" if opened else "android" if dash else "legacy" if legacy else "ios_no_brackets"
-    shape = _shape(
-        (layout, sep, year_pos, comma is not None, half is not None, ss is not None, tsep, tdot is not None)
-    )
-    return Header(shape, int(d1), int(d2), int(d3), hour, minute, second, rest)
+    return _CLOCK_KINDS[half is not None, tsep, tdot is not None], hour, minute
 
 
-@dataclass
-class OrderDecision:
-    """The date order chosen for one group of header shapes, and why."""
-
-    order: str
-    source: str  # "evidence" | "other formats in file" | "argument" | "default"
-    ambiguous: bool
-    conflicts: int = 0  # distinct dates that only make sense in the other order
+def _layout(end: str) -> str:
+    """The layout told by what comes between the time and the name (HEADER_RE's `end` group)."""
+    if end[0] == "]":
+        return "ios"
+    if end[0] == ":":
+        return "legacy"
+    return "android" if end.strip() else "ios_no_brackets"
 
 
 @dataclass
@@ -277,17 +298,131 @@ class DateEvidence:
         self.dates.add((a, b, c))
 
 
+# (start, end, rest, shape number, (a, b, c), (hour, minute, second)): text[start:end] is the header line,
+# `rest` what follows its timestamp, (a, b, c) the date fields in file order. Only numbers and strings, so the
+# garbage collector stops tracking the tuple after its first look (it never forgets a dataclass instance).
+HeaderEntry = tuple[int, int, str, int, tuple[int, int, int], tuple[int, int, int]]
+
+
+@dataclass
+class HeaderScan:
+    """The message headers of a text, in order, the shapes they are written in (`entries[i][3]` is an index
+    into `shapes`), and what the dates of each group of shapes say about their order."""
+
+    entries: list[HeaderEntry]
+    shapes: list[HeaderShape]
+    evidence: dict[tuple[str, str, str], DateEvidence]
+
+
+_NOT_A_TIME = object()  # a clock reading that no time of day has
+_SECONDS = {f"{second:02d}": second for second in range(60)}
+
+
+def scan_headers(text: str, pos: int = 0) -> HeaderScan:
+    """Every line of `text` from `pos` (a line start) on that starts a message, in order.
+
+    One regex pass over the whole text, so lines that continue a message cost nothing here. Dates and times
+    are read once per distinct string: an export has a few thousand distinct dates and clock readings, but
+    can have millions of headers. Equal-valued fields are the same tuple object.
+    """
+    dates: dict[str, tuple | None] = {}
+    # a clock reading without its seconds (or the cache would hold every second of the day): (kind, hour,
+    # minute, (hour, minute, 0)), or _NOT_A_TIME
+    clocks: dict[str | tuple[str, str], tuple | object] = {}
+    shape_numbers: dict[tuple, int] = {}
+    shapes: list[HeaderShape] = []
+    evidence: dict[tuple[str, str, str], DateEvidence] = {}
+    evidence_of: list[DateEvidence] = []  # by shape number
+    last_fields, last_number = None, -1
+    entries: list[HeaderEntry] = []
+    append = entries.append
+    for m in HEADER_RE.finditer(text, pos):
+        date_s, comma, time_s, ss, tail, end, rest = m.group(_DATE, _COMMA, _TIME, _S, _TAIL, _END, _REST)
+        date = dates.get(date_s, False)
+        if date is False:
+            date = dates[date_s] = _read_date(*m.group(_D1, _SEP, _D2, _D3))
+        if date is None:
+            continue
+        clock_key = (time_s, tail) if tail else time_s
+        clock = clocks.get(clock_key)
+        if clock is None:
+            read = _read_clock(*m.group(_PRE, _H, _TSEP, _M, _TDOT, _AMPM))
+            clock = clocks[clock_key] = (*read, (read[1], read[2], 0)) if read else _NOT_A_TIME
+        if clock is _NOT_A_TIME:
+            continue
+        fields, date_kind = date
+        clock_kind, hour, minute, on_the_minute = clock
+        if ss is None:
+            hms = on_the_minute
+        else:
+            second = _SECONDS.get(ss)
+            if second is None:  # not written with two ASCII digits, or above 59
+                second = int(ss)
+                if second > 59:
+                    continue
+            hms = (hour, minute, second)
+        key = (comma, end, date_kind, clock_kind, ss is None)
+        number = shape_numbers.get(key)
+        if number is None:
+            sep, year_pos = _DATE_KIND_PARTS[date_kind]
+            clock12, time_sep, time_dot = _CLOCK_KIND_PARTS[clock_kind]
+            layout = _layout(end)
+            shape = _shape(
+                (layout, sep, year_pos, comma is not None, clock12, ss is not None, time_sep, time_dot)
+            )
+            if shape not in shapes:
+                shapes.append(shape)
+                evidence_of.append(evidence.setdefault(shape.group, DateEvidence()))
+            number = shape_numbers[key] = shapes.index(shape)
+        # consecutive messages mostly share their date, and adding the same date again changes nothing
+        if fields is not last_fields or number != last_number:
+            evidence_of[number].add(*fields)
+            last_fields, last_number = fields, number
+        start, stop = m.span()
+        append((start, stop, rest, number, fields, hms))
+    return HeaderScan(entries, shapes, evidence)
+
+
+def match_header(line: str) -> Header | None:
+    """Parse `line` if it starts a message (valid clock and plausible date fields), else None."""
+    scan = scan_headers(line)
+    if not scan.entries or scan.entries[0][0] != 0:
+        return None
+    _, _, rest, number, (a, b, c), (hour, minute, second) = scan.entries[0]
+    return Header(scan.shapes[number], a, b, c, hour, minute, second, rest)
+
+
+@dataclass
+class OrderDecision:
+    """The date order chosen for one group of header shapes, and why."""
+
+    order: str
+    source: str  # "evidence" | "other formats in file" | "argument" | "default"
+    ambiguous: bool
+    conflicts: int = 0  # distinct dates that only make sense in the other order
+
+
 def _year_first(group: tuple[str, str, str], ev: DateEvidence, requested: str | None) -> bool:
     if group[2] != "short":
         return group[2] == "first"
-    # two-digit years: a field above 31 can only be the year, else the year is the field that changes least
+    # two-digit years: a field above 31 can only be the year, else the year is the field that changes least,
+    # else the year is last unless the caller says first and as many dates exist that way ("1/13/15" does not)
     if any(a > 31 for a, _, _ in ev.dates):
         return True
     if any(c > 31 for _, _, c in ev.dates):
         return False
     if ev.first_changes != ev.last_changes:
         return ev.first_changes < ev.last_changes
-    return requested in ("ymd", "ydm")
+    if requested not in ("ymd", "ydm"):
+        return False
+    first_possible = sum(_month_and_day(b, c) for _, b, c in ev.dates)
+    last_possible = sum(_month_and_day(a, b) for a, b, _ in ev.dates)
+    return first_possible >= last_possible
+
+
+def _month_and_day(x: int, y: int) -> bool:
+    """Whether two date fields can be a month and a day, in some order."""
+    return (1 <= x <= 12 and 1 <= y <= 31) or (1 <= y <= 12 and 1 <= x <= 31)
 
 
 def decide_date_orders(

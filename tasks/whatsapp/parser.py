@@ -1,7 +1,8 @@
 """Reading one WhatsApp "Export chat" file — a `.txt`, or the `.zip` made with "Attach media" — into messages.
 
 The whole file is read at once (exports are at most a few hundred MB of text): the date order can only be
-decided after every date has been seen. Media inside a zip are listed, never extracted or read.
+decided after every date has been seen. Messages are cut out of the text by position, between one header and
+the next. Media inside a zip are listed, never extracted or read.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import logging
 import os
 import posixpath
 import re
+import threading
 import zipfile
 import zlib
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
+from operator import attrgetter, itemgetter, lt
 from pathlib import Path
 
 from storage.schemas import MESSAGE_KINDS
@@ -26,14 +28,15 @@ from tasks.records import InputFileError, SkipCounter
 from tasks.whatsapp.classify import classify, split_author
 from tasks.whatsapp.headers import (
     IOS_MARK,
-    DateEvidence,
-    Header,
+    HeaderEntry,
+    HeaderScan,
     OrderDecision,
     decide_date_orders,
     make_date,
     match_header,
     normalize_date_order,
     normalize_text,
+    scan_headers,
     swapped,
 )
 
@@ -45,6 +48,18 @@ MAX_CHAT_BYTES = 2 << 30
 HEADER_SEARCH_LINES = 500
 _HASH_CHUNK = 1 << 20
 _SKIP_BEFORE_HEADER = "whatsapp_line_before_first_header"
+
+
+class NotAnExportError(InputFileError):
+    """A file in which no line reads as the start of a WhatsApp message; `lines` holds its first non-empty
+    lines (at most NOT_AN_EXPORT_LINES), to show what was there instead."""
+
+    def __init__(self, message: str, lines: list[str]) -> None:
+        super().__init__(message)
+        self.lines = lines
+
+
+NOT_AN_EXPORT_LINES = 5
 
 
 @dataclass(slots=True)
@@ -104,7 +119,8 @@ def parse_whatsapp_export(
     `date_order` ("dmy", "mdy", "ymd"; or "day_first"/"month_first") is used only when the file's own dates
     cannot tell day from month (no field above 12); otherwise the file decides and the argument is ignored
     with a warning. Lines before the first message are counted in `skips`. Raises InputFileError, naming the
-    file, when it cannot be read as an export at all.
+    file, when it cannot be read as an export at all: NotAnExportError, with the file's first lines, when no
+    line of it reads as the start of a message.
     """
     path = Path(path)
     requested = normalize_date_order(date_order)
@@ -233,6 +249,7 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
         if not texts:
             raise InputFileError(f"{path}: no chat text file (_chat.txt or *.txt) inside the archive")
         problems = []
+        unread_lines: list[str] = []
         for info in texts:
             if info.file_size > MAX_CHAT_BYTES:
                 problems.append(
@@ -265,7 +282,12 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
                 )
             except InputFileError as e:
                 problems.append(str(e))
-        raise InputFileError(f"{path}: no WhatsApp chat inside the archive ({'; '.join(problems)})")
+                if isinstance(e, NotAnExportError) and not unread_lines:
+                    unread_lines = e.lines
+        message = f"{path}: no WhatsApp chat inside the archive ({'; '.join(problems)})"
+        if unread_lines:
+            raise NotAnExportError(message, unread_lines)
+        raise InputFileError(message)
 
 
 def _decode(data: bytes, where: str, skips: SkipCounter) -> tuple[str, str]:
@@ -296,25 +318,43 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
-@contextmanager
-def _gc_paused():
-    """Millions of small acyclic objects make the cyclic collector run over and over (a third of the parse
-    time on a 50 MB export); nothing here creates cycles, so pause it and restore the previous state."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+class _CollectorPause:
+    """Pauses Python's cyclic garbage collector while messages are built (a context manager).
+
+    Why: every ChatMessage is a container the collector tracks, and each of its full collections walks all of
+    them again, so on a 50 MB export the collector took a fifth of the parse (bench/bench_whatsapp.py: about
+    170,000 messages/s with it running, 205,000–218,000 paused), and the aim is 200,000. Nothing the parser
+    builds holds a reference cycle, so the pause frees nothing later than it would have been freed. It is
+    process-wide: other threads' cyclic garbage waits for the end of the parse (about 3 s for 50 MB), their
+    other memory is freed as usual. Overlapping parses in several threads share one pause, and a collector
+    someone else switched off stays off.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._resume = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._holders == 0:
+                self._resume = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0 and self._resume:
+                gc.enable()
 
 
-@dataclass(slots=True)
-class _Entry:
-    header: Header
-    lineno: int
-    line: str
-    extra: list[str] | None = None
+_COLLECTOR_PAUSE = _CollectorPause()
+
+
+def _count_lines(text: str) -> int:
+    """How many lines `_split_lines` would give."""
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
 def _parse_bytes(
@@ -332,15 +372,18 @@ def _parse_bytes(
         raise InputFileError(f"{where}: empty file, not a WhatsApp chat export")
     skipped_before = skips.counts[_SKIP_BEFORE_HEADER]
     text, encoding = _decode(data, where, skips)
-    lines = _split_lines(normalize_text(text))
-    with _gc_paused():
-        entries = _find_messages(lines, where, skips)
-        messages, order_stats = _build_messages(entries, chat_id, path.name, requested, where, skips)
+    text = normalize_text(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    first = _first_header(text, where, skips)
+    with _COLLECTOR_PAUSE:
+        headers = scan_headers(text, first)
+        messages, order_stats = _build_messages(text, headers, chat_id, path.name, requested, where, skips)
     if not messages:
         raise InputFileError(f"{where}: no line with a valid date, not a WhatsApp chat export")
     stats = _chat_stats(messages, order_stats)
     stats.update(
-        lines=len(lines),
+        lines=_count_lines(text),
         bytes=len(data),
         encoding=encoding,
         unattached_lines=skips.counts[_SKIP_BEFORE_HEADER] - skipped_before,
@@ -352,54 +395,51 @@ def _parse_bytes(
     )
 
 
-def _find_messages(lines: list[str], where: str, skips: SkipCounter) -> list[_Entry]:
-    """Group lines into messages: a header line, then the lines that continue it."""
-    entries: list[_Entry] = []
-    current: _Entry | None = None
-    unattached = 0
-    for lineno, line in enumerate(lines, 1):
-        if line and (line[0] == "[" or line[0].isdigit()):
-            header = match_header(line)
-            if header is not None:
-                current = _Entry(header, lineno, line)
-                entries.append(current)
-                continue
-        if current is None:
-            if line.strip():
-                unattached += 1
-                if unattached > HEADER_SEARCH_LINES:
-                    raise InputFileError(
-                        f"{where}: no WhatsApp message header in the first {HEADER_SEARCH_LINES} lines, "
-                        "not a chat export (expected lines such as '31/12/2023, 21:05 - Name: text' or "
-                        "'[31/12/2023, 21:05:10] Name: text')"
-                    )
-                skips.skip(_SKIP_BEFORE_HEADER, f"{where}:{lineno}", line[:80])
-            continue
-        if current.extra is None:
-            current.extra = [line]
-        else:
-            current.extra.append(line)
-    if not entries:
-        raise InputFileError(
-            f"{where}: no WhatsApp message header found, not a chat export (expected lines such as "
-            "'31/12/2023, 21:05 - Name: text' or '[31/12/2023, 21:05:10] Name: text')"
-        )
-    return entries
+def _first_header(text: str, where: str, skips: SkipCounter) -> int:
+    """Where the first message header starts; the lines before it are counted in `skips`.
+
+    Reads line by line and gives up after HEADER_SEARCH_LINES non-empty lines, so that a big file that is not
+    an export fails at once instead of being scanned to its end.
+    """
+    pos, lineno, size = 0, 1, len(text)
+    unread: list[str] = []  # the non-empty lines before the first header
+    while pos < size:
+        end = text.find("\n", pos)
+        if end < 0:
+            end = size
+        line = text[pos:end]
+        if (line[:1] == "[" or line[:1].isdigit()) and match_header(line) is not None:
+            return pos
+        if line.strip():
+            unread.append(line)
+            if len(unread) > HEADER_SEARCH_LINES:
+                raise NotAnExportError(
+                    f"{where}: no WhatsApp message header in the first {HEADER_SEARCH_LINES} lines, "
+                    "not a chat export (expected lines such as '31/12/2023, 21:05 - Name: text' or "
+                    "'[31/12/2023, 21:05:10] Name: text')",
+                    unread[:NOT_AN_EXPORT_LINES],
+                )
+            skips.skip(_SKIP_BEFORE_HEADER, f"{where}:{lineno}", line[:80])
+        pos, lineno = end + 1, lineno + 1
+    raise NotAnExportError(
+        f"{where}: no WhatsApp message header found, not a chat export (expected lines such as "
+        "'31/12/2023, 21:05 - Name: text' or '[31/12/2023, 21:05:10] Name: text')",
+        unread[:NOT_AN_EXPORT_LINES],
+    )
 
 
-def _resolve_dates(
-    entries: list[_Entry], requested: str | None, where: str, skips: SkipCounter
-) -> tuple[list[tuple[_Entry, date]], dict[tuple[str, str, str], OrderDecision], Counter, int]:
-    """Date every entry; an entry whose date exists in no order is a text line of the previous message."""
-    evidence: dict[tuple[str, str, str], DateEvidence] = {}
-    for e in entries:
-        h = e.header
-        group = h.shape.group
-        ev = evidence.get(group)
-        if ev is None:
-            ev = evidence[group] = DateEvidence()
-        ev.add(h.a, h.b, h.c)
-    decisions = decide_date_orders(evidence, requested)
+def _skip_lines(text: str, start: int, stop: int, where: str, skips: SkipCounter) -> None:
+    """Count the non-empty lines of text[start:stop] as lines outside any message."""
+    lineno = text.count("\n", 0, start) + 1
+    for offset, line in enumerate(text[start:stop].split("\n")):
+        if line.strip():
+            skips.skip(_SKIP_BEFORE_HEADER, f"{where}:{lineno + offset}", line[:80])
+
+
+def _decide_orders(headers: HeaderScan, requested: str | None, where: str) -> list[OrderDecision]:
+    """The date order of each header shape's group, decided from every date of the file (impossible ones
+    included); indexed like `headers.shapes`."""
+    decisions = decide_date_orders(headers.evidence, requested)
     if requested is not None:
         for group, dec in decisions.items():
             if dec.source == "evidence" and dec.order != requested:
@@ -410,76 +450,113 @@ def _resolve_dates(
                     group[0],
                     dec.order,
                 )
+    return [decisions[shape.group] for shape in headers.shapes]
 
-    cache: dict[tuple[str, int, int, int], tuple[date | None, bool]] = {}
-    dated: list[tuple[_Entry, date]] = []
-    conflicts: Counter = Counter()
-    invalid = 0
-    for e in entries:
-        h = e.header
-        order = decisions[h.shape.group].order
-        key = (order, h.a, h.b, h.c)
-        hit = cache.get(key)
-        if hit is None:
-            hit = _date_in(order, h.a, h.b, h.c)
-            cache[key] = hit
+
+def _date_entries(
+    text: str, headers: HeaderScan, orders: list[OrderDecision], where: str, skips: SkipCounter
+) -> tuple[list[HeaderEntry], list[datetime], int, int]:
+    """The entries whose date exists and their timestamps (dates read in their shape's order), how many of
+    those dates only exist in the swapped order (conflicts), and how many headers had a date that exists in
+    no order.
+
+    A header with an impossible date is a text line of the previous message: it is dropped here, so that the
+    previous message runs on to the next kept header.
+    """
+    days_of: list[dict] = [{} for _ in orders]
+    kept: list[HeaderEntry] = []
+    stamps: list[datetime] = []
+    conflicts = invalid = 0
+    orphans_from = None  # start of impossible-date headers seen before any kept one
+    last_fields, last_number, hit = None, -1, (None, False)
+    for e in headers.entries:
+        start, _, _, number, fields, (hour, minute, second) = e
+        if fields is not last_fields or number != last_number:  # else: same date as the previous header
+            hit = days_of[number].get(fields)
+            if hit is None:
+                hit = days_of[number][fields] = _date_in(orders[number].order, *fields)
+            last_fields, last_number = fields, number
         day, was_swapped = hit
         if day is None:
             invalid += 1
-            lines = [e.line] + (e.extra or [])
-            if dated:
-                previous = dated[-1][0]
-                previous.extra = (previous.extra or []) + lines
-            else:
-                for offset, line in enumerate(lines):
-                    if line.strip():
-                        skips.skip(_SKIP_BEFORE_HEADER, f"{where}:{e.lineno + offset}", line[:80])
+            if not kept and orphans_from is None:
+                orphans_from = start
             continue
+        if orphans_from is not None:
+            _skip_lines(text, orphans_from, start - 1, where, skips)
+            orphans_from = None
         if was_swapped:
-            conflicts[h.shape.group] += 1
-        dated.append((e, day))
-    return dated, decisions, conflicts, invalid
+            conflicts += 1
+        kept.append(e)
+        year, month, day_of_month = day
+        stamps.append(datetime(year, month, day_of_month, hour, minute, second))
+    if orphans_from is not None:
+        _skip_lines(text, orphans_from, _text_end(text), where, skips)
+    return kept, stamps, conflicts, invalid
 
 
-def _date_in(order: str, a: int, b: int, c: int) -> tuple[date | None, bool]:
-    try:
-        return make_date(order, a, b, c), False
-    except ValueError:
-        pass
-    try:
-        return make_date(swapped(order), a, b, c), True
-    except ValueError:
-        return None, False
+def _date_in(order: str, a: int, b: int, c: int) -> tuple[tuple[int, int, int] | None, bool]:
+    """((year, month, day), False) of the fields read in `order`, else (…, True) in the swapped order, else
+    (None, False)."""
+    for candidate, was_swapped in ((order, False), (swapped(order), True)):
+        try:
+            day = make_date(candidate, a, b, c)
+        except ValueError:
+            continue
+        return (day.year, day.month, day.day), was_swapped
+    return None, False
+
+
+def _text_end(text: str) -> int:
+    """Where the last line ends (before a final newline)."""
+    return len(text) - 1 if text.endswith("\n") else len(text)
 
 
 def _build_messages(
-    entries: list[_Entry],
+    text: str,
+    headers: HeaderScan,
     chat_id: str,
     source_file: str,
     requested: str | None,
     where: str,
     skips: SkipCounter,
 ) -> tuple[list[ChatMessage], dict]:
-    dated, decisions, conflicts, invalid = _resolve_dates(entries, requested, where, skips)
+    orders = _decide_orders(headers, requested, where)
+    kept, stamps, conflicts, invalid = _date_entries(text, headers, orders, where, skips)
+    # a message runs from its header to the newline before the next kept header (or the end of the text)
+    stops = [e[0] - 1 for e in kept[1:]]
+    if kept:
+        stops.append(_text_end(text))
+    marked = IOS_MARK in text
     messages: list[ChatMessage] = []
-    shapes: Counter = Counter()
-    for index, (e, day) in enumerate(dated):
-        h = e.header
-        shapes[h.shape] += 1
-        author, body, ios_mark = split_author(h.rest)
-        if e.extra:
-            body = body + "\n" + "\n".join(e.extra)
-        kind, author, text = classify(author, body.strip(), ios_mark)
-        if IOS_MARK in text:
-            text = text.replace(IOS_MARK, "")
-        timestamp = datetime(day.year, day.month, day.day, h.hour, h.minute, h.second)
-        messages.append(ChatMessage(chat_id, index, timestamp, author, text, kind, source_file))
+    append = messages.append
+    for index, ((_, end, rest, _, _, _), stop, timestamp) in enumerate(zip(kept, stops, stamps, strict=True)):
+        author, body, ios_mark = split_author(rest)
+        if stop > end:
+            body = f"{body}\n{text[end + 1 : stop]}"
+        kind, author, body = classify(author, body.strip(), ios_mark)
+        if marked and IOS_MARK in body:
+            body = body.replace(IOS_MARK, "")
+        append(ChatMessage(chat_id, index, timestamp, author, body, kind, source_file))
+    return messages, _order_stats(headers, kept, orders, conflicts, invalid, where)
 
+
+def _order_stats(
+    headers: HeaderScan,
+    kept: list[HeaderEntry],
+    orders: list[OrderDecision],
+    conflicts: int,
+    invalid: int,
+    where: str,
+) -> dict:
+    """What `stats` says about header formats and date orders."""
+    decisions = dict(zip((shape.group for shape in headers.shapes), orders, strict=True))
     by_group: Counter = Counter()
     formats: Counter = Counter()
-    for shape, n in shapes.items():
+    for number, n in Counter(map(itemgetter(3), kept)).items():
+        shape = headers.shapes[number]
         by_group[shape.group] += n
-        formats[shape.describe(decisions[shape.group].order)] += n
+        formats[shape.describe(orders[number].order)] += n
     main_group = by_group.most_common(1)[0][0] if by_group else next(iter(decisions))
     main = decisions[main_group]
     used = [g for g in decisions if by_group[g]]
@@ -487,7 +564,7 @@ def _build_messages(
         "date_order": main.order,
         "date_order_ambiguous": any(decisions[g].ambiguous for g in used),
         "date_order_source": main.source,
-        "date_order_conflicts": sum(conflicts.values()),
+        "date_order_conflicts": conflicts,
         "date_orders": {_group_label(g): decisions[g].order for g in used},
         "invalid_header_dates": invalid,
         "header_format": formats.most_common(1)[0][0] if formats else None,
@@ -495,7 +572,7 @@ def _build_messages(
     }
     if main.ambiguous:
         log.info("%s: no day above 12 in any date, read as %s (pass date_order to choose)", where, main.order)
-    return messages, order_stats
+    return order_stats
 
 
 def _group_label(group: tuple[str, str, str]) -> str:
@@ -504,20 +581,17 @@ def _group_label(group: tuple[str, str, str]) -> str:
 
 
 def _chat_stats(messages: list[ChatMessage], order_stats: dict) -> dict:
-    kinds = Counter(m.kind for m in messages)
-    authors: Counter = Counter(m.author for m in messages if m.author is not None)
-    out_of_order = sum(
-        1
-        for prev, cur in zip(messages, messages[1:], strict=False)
-        if cur.timestamp < prev.timestamp  # type: ignore[operator]
-    )
+    kinds = Counter(map(attrgetter("kind"), messages))
+    authors = Counter(map(attrgetter("author"), messages))
+    authors.pop(None, None)
+    stamps = list(map(attrgetter("timestamp"), messages))
     stats = {
         "messages": len(messages),
         "kinds": {k: kinds.get(k, 0) for k in MESSAGE_KINDS},
         "authors": dict(authors),
-        "first_timestamp": min(m.timestamp for m in messages).isoformat() if messages else None,  # type: ignore[type-var]
-        "last_timestamp": max(m.timestamp for m in messages).isoformat() if messages else None,  # type: ignore[type-var]
-        "out_of_order_timestamps": out_of_order,
+        "first_timestamp": min(stamps).isoformat() if stamps else None,
+        "last_timestamp": max(stamps).isoformat() if stamps else None,
+        "out_of_order_timestamps": sum(map(lt, stamps[1:], stamps)),
     }
     stats.update(order_stats)
     return stats

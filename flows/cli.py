@@ -133,6 +133,7 @@ def _print_status(cfg, only_stages: list[str] | None = None) -> None:
 def status(
     config: Path = typer.Option(Path("configs/demo.yaml"), "--config", "-c"),
     as_json: bool = typer.Option(False, "--json", help="Print the run pointer as JSON."),
+    path_of: str | None = typer.Option(None, "--path", help="Print only this stage's dataset path."),
 ) -> None:
     """Which dataset each stage of this config's last run used, with row counts."""
     try:
@@ -140,6 +141,12 @@ def status(
         from storage.runs import read_run_pointer
 
         cfg = load_config(config)
+        if path_of:
+            entry = read_run_pointer(cfg.data_root, cfg.name).get("stages", {}).get(path_of)
+            if entry is None:
+                raise ValueError(f"no '{path_of}' dataset recorded for config '{cfg.name}' (run the pipeline first)")
+            print(entry["path"])
+            return
         if as_json:
             print(json.dumps(read_run_pointer(cfg.data_root, cfg.name), indent=2, sort_keys=True))
             return
@@ -223,6 +230,17 @@ def serve(
 
 commoncrawl_app = typer.Typer(no_args_is_help=True, help="Common Crawl helpers.")
 app.add_typer(commoncrawl_app, name="commoncrawl")
+
+
+def _mount_subcommands() -> None:
+    from flows.cli_chat import chat_app
+    from flows.cli_whatsapp import whatsapp_app
+
+    app.add_typer(whatsapp_app, name="whatsapp", help="Inspect WhatsApp exports.")
+    app.add_typer(chat_app, name="chat", help="Chat with a trained checkpoint (optionally with a LoRA adapter).")
+
+
+_mount_subcommands()
 
 
 @commoncrawl_app.command("fetch")

@@ -19,16 +19,14 @@ from tasks.params import (
     CleanParams,
     IngestParams,
     LangidParams,
-    LoraParams,
     QualityParams,
     RunnerParams,
-    SftDataParams,
     StrictModel,
-    TrainParams,
 )
 from tasks.perplexity.stage import PerplexityFilterParams, PerplexityParams
 from tasks.sample import SampleParams
 from tasks.tokenizer import TokenizerParams
+from tasks.training import LoraParams, PretrainParams, SftDataParams, SftParams
 
 
 class PerplexityConfig(StrictModel):
@@ -75,9 +73,9 @@ class PipelineConfig(StrictModel):
     sample: SampleParams = Field(default_factory=SampleParams)
     tokenizer: TokenizerParams = Field(default_factory=TokenizerParams)
     encode: EncodeParams = Field(default_factory=EncodeParams)
-    pretrain: TrainParams = Field(default_factory=TrainParams)
+    pretrain: PretrainParams = Field(default_factory=PretrainParams)
     sft_data: SftDataParams = Field(default_factory=SftDataParams)
-    sft: TrainParams = Field(default_factory=TrainParams)
+    sft: SftParams = Field(default_factory=SftParams)
     lora: LoraParams = Field(default_factory=LoraParams)
 
 

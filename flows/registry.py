@@ -12,6 +12,16 @@ from flows.dedup import dedup_flow, plan_dedup
 from flows.ingest import ingest_flow, plan_ingest
 from flows.perplexity import kenlm_train_flow, perplexity_flow, plan_kenlm_train, plan_perplexity
 from flows.tokens import encode_flow, plan_encode, plan_sample, plan_tokenizer, sample_flow, tokenizer_flow
+from flows.training import (
+    lora_flow,
+    plan_lora,
+    plan_pretrain,
+    plan_sft,
+    plan_sft_data,
+    pretrain_flow,
+    sft_data_flow,
+    sft_flow,
+)
 from storage.dataset import InputRef
 
 
@@ -33,6 +43,10 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("sample", sample_flow, "dedup", plan_sample),
     StageSpec("tokenizer", tokenizer_flow, "sample", plan_tokenizer),
     StageSpec("encode", encode_flow, "tokenizer", plan_encode),
+    StageSpec("pretrain", pretrain_flow, "encode", plan_pretrain),
+    StageSpec("sft-data", sft_data_flow, "tokenizer", plan_sft_data),
+    StageSpec("sft", sft_flow, "sft-data", plan_sft),
+    StageSpec("lora", lora_flow, "sft-data", plan_lora),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

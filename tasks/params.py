@@ -58,26 +58,6 @@ class QualityParams(StrictModel):
     web_rules: Literal["chat", "web", "none"] = "web"
 
 
-class TrainParams(StrictModel):
-    preset: str = "tiny"
-    max_steps: int = Field(200, ge=1)
-    batch_size: int = Field(8, ge=1)
-    block_size: int = Field(128, ge=8)
-    learning_rate: float = Field(1e-3, gt=0)
-    device: str = "auto"
-
-
-class SftDataParams(StrictModel):
-    target_author: str | None = None
-    session_gap_hours: float = Field(6.0, gt=0)
-
-
-class LoraParams(TrainParams):
-    rank: int = Field(8, ge=1)
-    alpha: float = Field(16.0, gt=0)
-    dropout: float = Field(0.05, ge=0, lt=1)
-
-
 class RunnerParams(StrictModel):
     """How per-shard tasks run: threads, processes, or an existing Dask cluster (address)."""
 

@@ -1,0 +1,233 @@
+"""The training flows: `pretrain` on the token shards, `sft-data` from the WhatsApp messages, full `sft` and
+`lora` fine-tuning. A run directory is the stage's dataset: it is trained inside the writer's temp folder
+(so a killed run resumes from its latest checkpoint) and published with its manifest when done. Training runs
+in its own process (`python -m model.train`, or `torchrun` for several GPUs) whose output streams into the
+run log and a progress artifact; cancelling the flow kills the process tree."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from uuid import UUID
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+
+from flows.common import StagePlan, input_ref, make_plan, publish, up_to_date
+from flows.config import PipelineConfig, load_config
+from flows.resolve import planned_output, planned_ref, upstream_dataset
+from storage.dataset import InputRef, read_manifest
+from storage.parquet import parquet_files
+from tasks import training
+from tasks.sft_data import build_sft_examples
+
+STAGE_VERSION = "1"
+
+
+def _tokenizer_file(cfg: PipelineConfig) -> str:
+    path, ok = planned_output(cfg, "tokenizer")
+    if not ok:
+        raise ValueError(f"the tokenizer for config '{cfg.name}' does not exist yet (expected {path})")
+    return os.path.join(path, "tokenizer.json")
+
+
+def _train(mode: str, params: training.TrainingParams, run_dir: Path, **run_kwargs) -> dict:
+    """Launch one training run in its own process; returns the `done` event it printed."""
+    log = get_run_logger()
+    run_cfg = training.make_run_config(mode, params, run_dir, **run_kwargs)
+    config_path = training.write_run_config(run_cfg)
+    progress: UUID | None = None
+    done: dict = {}
+
+    def on_line(line: str) -> None:
+        nonlocal progress
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            log.info("%s", line)
+            return
+        if not isinstance(event, dict):
+            log.info("%s", line)
+            return
+        kind = event.get("event")
+        if kind == "done":
+            done.update(event)
+        if kind in ("train", "eval", "sample", "checkpoint", "done", "start"):
+            log.info("%s %s", mode, json.dumps({k: v for k, v in event.items() if k != "event"} | {"event": kind}))
+        if kind == "train" and event.get("step") is not None:
+            pct = 100.0 * event["step"] / max(params.max_steps, 1)
+            if progress is None:
+                progress = create_progress_artifact(progress=pct, key=f"{mode}-progress",
+                                                    description=f"{mode} steps done (%)")
+            else:
+                update_progress_artifact(progress, pct)
+
+    training.launch_training(["--config", str(config_path)], params.nproc, on_line, cwd=os.getcwd())
+    if progress is not None:
+        update_progress_artifact(progress, 100.0)
+    return done
+
+
+def _metrics_summary(run_dir: Path) -> dict:
+    last: dict = {}
+    path = run_dir / "metrics.jsonl"
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            if event.get("event") in ("train", "eval", "done"):
+                last[event["event"]] = event
+    return last
+
+
+def _publish_run(cfg: PipelineConfig, plan: StagePlan, w, done: dict, extra_stats: dict | None = None,
+                 force: bool = False) -> str:
+    summary = _metrics_summary(w.tmp)
+    train = summary.get("train", {})
+    counts = {"in": int(train.get("tokens_seen", 0)), "out": int(done.get("step", train.get("step", 0))),
+              "steps": int(done.get("step", train.get("step", 0))), "tokens_seen": int(train.get("tokens_seen", 0))}
+    stats = {"final": summary, **(extra_stats or {})}
+    path = publish(cfg, plan, w, counts, stats, force)
+    loss_png = Path(path) / "loss.png"
+    if loss_png.is_file():
+        create_markdown_artifact(
+            key=f"{plan.stage}-loss",
+            markdown=f"# {plan.stage} loss\n\n![loss curve]({loss_png.resolve().as_uri()})\n\n"
+                     f"Final: {json.dumps(summary.get('train', {}))}\n",
+            description=f"{plan.stage} loss curve",
+        )
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- pretrain
+
+
+def plan_pretrain(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
+    if src is None:
+        return None
+    return make_plan(cfg, "pretrain", STAGE_VERSION, _train_fp(cfg.pretrain), [src])
+
+
+def _train_fp(params: training.TrainingParams) -> dict:
+    fp = params.fingerprint_params()
+    for key in ("device", "nproc", "log_interval", "compile"):  # how, not what, is trained
+        fp.pop(key, None)
+    return fp
+
+
+@flow(name="pretrain")
+def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
+                  force: bool = False) -> str:
+    """Pretrain the model on the encoded token shards; returns the run (checkpoints, metrics, loss curve)."""
+    cfg = load_config(config)
+    encode = input_path or upstream_dataset(cfg, "pretrain")
+    plan = plan_pretrain(cfg, input_ref(encode))
+    if done := up_to_date(cfg, plan, force):
+        return done
+    tokens = read_manifest(encode)
+    with plan.writer() as w:
+        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=_tokenizer_file(cfg),
+                          train_data=Path(encode) / "train",
+                          val_data=Path(encode) / "val" if (Path(encode) / "val").is_dir() else None,
+                          tokens_manifest=tokens.stats)
+        return _publish_run(cfg, plan, w, finished, force=force)
+
+
+# ---------------------------------------------------------------------------------------------- sft-data
+
+
+def plan_sft_data(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
+    ingest = planned_ref(cfg, "ingest")
+    if src is None or ingest is None:
+        return None
+    return make_plan(cfg, "sft-data", STAGE_VERSION, cfg.sft_data.fingerprint_params(), [ingest, src])
+
+
+@flow(name="sft-data")
+def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
+                  force: bool = False) -> str:
+    """WhatsApp messages → multi-turn chat examples with the target person as Assistant; returns the dataset."""
+    cfg = load_config(config)
+    tokenizer = input_path or upstream_dataset(cfg, "sft-data")
+    ingest, ok = planned_output(cfg, "ingest")
+    if not ok:
+        raise ValueError(f"sft-data reads the WhatsApp messages of 'ingest', which does not exist yet ({ingest})")
+    plan = make_plan(cfg, "sft-data", STAGE_VERSION, cfg.sft_data.fingerprint_params(),
+                     [input_ref(ingest), input_ref(tokenizer)])
+    if done := up_to_date(cfg, plan, force):
+        return done
+    parts = [str(p) for p in parquet_files(ingest, "messages")]
+    if not parts:
+        raise ValueError(f"sft-data: the ingest dataset {ingest} holds no WhatsApp messages (no WhatsApp input)")
+    with plan.writer() as w:
+        result = build_sft_examples(parts, os.path.join(tokenizer, "tokenizer.json"), cfg.sft_data, str(w.tmp))
+        return publish(cfg, plan, w, result.counts(), result.stats(), force)
+
+
+# ------------------------------------------------------------------------------------------- sft and lora
+
+
+def _finetune_plan(cfg: PipelineConfig, stage: str, params: training.TrainingParams, src: InputRef | None):
+    base = planned_ref(cfg, "pretrain")
+    if src is None or base is None:
+        return None
+    return make_plan(cfg, stage, STAGE_VERSION, _train_fp(params), [base, src])
+
+
+def plan_sft(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
+    return _finetune_plan(cfg, "sft", cfg.sft, src)
+
+
+def plan_lora(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
+    return _finetune_plan(cfg, "lora", cfg.lora, src)
+
+
+def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, sft_data: str | None,
+              force: bool) -> str:
+    sft_data = sft_data or upstream_dataset(cfg, stage)
+    base, ok = planned_output(cfg, "pretrain")
+    if not ok:
+        raise ValueError(f"{stage} fine-tunes the pretrain checkpoint, which does not exist yet ({base})")
+    plan = make_plan(cfg, stage, STAGE_VERSION, _train_fp(params), [input_ref(base), input_ref(sft_data)])
+    if done := up_to_date(cfg, plan, force):
+        return done
+    val = Path(sft_data) / "val.parquet"
+    with plan.writer() as w:
+        finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(cfg),
+                          train_data=Path(sft_data) / "train.parquet", val_data=val if val.is_file() else None,
+                          init_from=base)
+        table = _evaluation(cfg, base, sft_data, w.tmp if stage == "sft" else None, w.tmp if stage == "lora" else None)
+        return _publish_run(cfg, plan, w, finished, {"assistant_perplexity": table}, force)
+
+
+def _evaluation(cfg: PipelineConfig, base: str, sft_data: str, sft_run: Path | None, lora_run: Path | None) -> dict:
+    """Held-out Assistant-turn perplexity: base vs SFT vs LoRA (whichever exist), as a table and a dict."""
+    from model.train import perplexity_table
+
+    val = Path(sft_data) / "val.parquet"
+    if not val.is_file():
+        return {}
+    if sft_run is None:
+        sft_path, ok = planned_output(cfg, "sft")
+        sft_run = Path(sft_path) if ok else None
+    table = perplexity_table(val, _tokenizer_file(cfg), base=base, sft=sft_run, lora=lora_run)
+    get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", table.markdown())
+    create_markdown_artifact(key="chat-evaluation", markdown="# Assistant-turn perplexity\n\n" + table.markdown(),
+                             description="base vs SFT vs LoRA on held-out sessions")
+    return table.as_dict()
+
+
+@flow(name="sft")
+def sft_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
+             force: bool = False) -> str:
+    """Full fine-tuning of the pretrain checkpoint on the chat examples; returns the run."""
+    cfg = load_config(config)
+    return _finetune(cfg, "sft", cfg.sft, input_path, force)
+
+
+@flow(name="lora")
+def lora_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
+              force: bool = False) -> str:
+    """LoRA fine-tuning of the pretrain checkpoint (adapter only); returns the run."""
+    cfg = load_config(config)
+    return _finetune(cfg, "lora", cfg.lora, input_path, force)

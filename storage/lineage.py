@@ -24,8 +24,9 @@ class LineageNode:
 def lineage(path: str | os.PathLike, _seen: set[str] | None = None) -> LineageNode:
     """The tree of a dataset's inputs down to raw files. Missing datasets appear with `exists=False`."""
     p = Path(path)
-    if p.is_dir() and not is_dataset(p) and (p / "latest").exists():
-        p = (p / "latest").resolve()  # a training run directory: follow its newest checkpoint
+    if not is_dataset(p) and p.exists():
+        # a checkpoint (or any file) inside a published training run: the run's manifest is its lineage
+        p = next((a for a in p.resolve().parents if is_dataset(a)), p)
     manifest = read_manifest(p)
     seen = _seen if _seen is not None else set()
     node = LineageNode(manifest.stage, manifest.fingerprint, str(p), rows=manifest.rows)

@@ -54,6 +54,7 @@ def test_training_stages_publish_runs_and_evaluate(tmp_path, prefect_harness):
     assert set(lora.stats["assistant_perplexity"]) == {"base", "sft", "lora"}
     assert {i.stage for i in lora.inputs} == {"pretrain", "sft-data"}
     assert any(f.endswith(".txt") for f in raw_files(out["lora"]))  # lineage reaches the raw exports
+    assert raw_files(Path(out["sft"]) / "step-000006") == raw_files(out["sft"])  # from a checkpoint too
 
     again = pipeline_flow(config=str(cfg), start_at="pretrain")
     assert again["lora"] == out["lora"] and (Path(out["lora"]) / "manifest.json").stat().st_mtime_ns == \

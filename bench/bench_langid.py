@@ -1,0 +1,247 @@
+"""Language identification: accuracy of the default model, Darija with an own model, throughput.
+
+On ../shared/data/langid/ (and the Common Crawl sample for throughput), prints
+
+1. accuracy of the default model (lid.176.ftz) on the lingua sentences, per language;
+2. Moroccan Darija (`ary`) recall with the combined predictor, per dataset and per script (Arabic letters vs
+   Latin "Arabizi", decided by counting letters of each script), by K-fold cross-validation: each fold's own
+   model is trained on the other folds' Darija (DODa + AfriSenti Morocco) and the other folds' lingua
+   sentences (ten negative languages), and judged on its own fold only;
+3. accuracy on the lingua sentences with the combined predictor against the default model alone (same folds);
+4. the same two numbers for other own-model thresholds (the trade-off between Darija recall and Arabic);
+5. throughput in documents (or sentences) per CPU second (one core).
+
+    .venv/bin/python bench/bench_langid.py [--quick] [--folds K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import hashlib
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tasks.langid import (  # noqa: E402
+    CombinedPredictor,
+    LabelledText,
+    LanguagePredictor,
+    load_fasttext_model,
+    normalize_for_own_model,
+    train_langid_model,
+)
+
+DATA = ROOT.parent / "shared" / "data"
+LANGID = DATA / "langid"
+LINGUA = ("ar", "de", "en", "es", "fa", "fr", "it", "nl", "pt", "ur")
+ARABIC_LETTER = re.compile("[\u0620-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
+LATIN_LETTER = re.compile("[A-Za-z\u00c0-\u024f]")
+SWEEP = (0.5, 0.7, 0.8, 0.9, 0.95)
+
+
+def script(text: str) -> str:
+    return "arabic" if len(ARABIC_LETTER.findall(text)) > len(LATIN_LETTER.findall(text)) else "latin"
+
+
+def fold_of(text: str, k: int) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") % k
+
+
+def load() -> tuple[dict[str, list[str]], list[tuple[str, str, str]], list[str]]:
+    if not LANGID.exists():
+        sys.exit(f"real data not available: {LANGID} (expected ../shared/data beside the project)")
+    lingua = {
+        lang: [
+            s.strip()
+            for s in (LANGID / f"lingua_sentences_{lang}.txt").read_text(encoding="utf-8").split("\n")
+            if s.strip()
+        ]
+        for lang in LINGUA
+    }
+    darija: list[tuple[str, str, str]] = []  # (text, dataset, script)
+    for name in ("DODa_ongoing_02.csv", "DODa_x-tra_idioms.csv", "DODa_x-tra_proverbs.csv"):
+        with open(LANGID / name, encoding="utf-8", newline="") as f:
+            for row in csv.DictReader(f):
+                for column in ("darija", "darija_ar"):
+                    text = (row.get(column) or "").strip()
+                    if text:
+                        darija.append((text, "DODa", script(text)))
+    with open(LANGID / "afrisenti_ma_dev.tsv", encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            darija.append((row["tweet"].strip(), "AfriSenti-ma", script(row["tweet"])))
+    with open(LANGID / "afrisenti_dz_dev.tsv", encoding="utf-8", newline="") as f:
+        algerian = [row["tweet"].strip() for row in csv.DictReader(f, delimiter="\t")]
+    return lingua, darija, algerian
+
+
+def pct(hits: int, n: int) -> str:
+    return f"{hits / n:.1%}" if n else "-"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="2 folds instead of 5 (well under two minutes)")
+    ap.add_argument("--folds", type=int, default=None)
+    args = ap.parse_args()
+    k = args.folds or (2 if args.quick else 5)
+    lingua, darija, algerian = load()
+    default = LanguagePredictor()
+
+    # 1. default model per language ------------------------------------------------------------------------
+    print("1. default model (lid.176.ftz) on the lingua sentences")
+    print(f"{'lang':<6} {'sentences':>9} {'accuracy':>9}")
+    default_guess: dict[str, str] = {}
+    t0 = time.process_time()
+    n_sentences = 0
+    for lang, sentences in lingua.items():
+        guesses = default.predict_many(sentences)
+        n_sentences += len(sentences)
+        default_guess.update({s: g.lang for s, g in zip(sentences, guesses, strict=True)})
+        print(f"{lang:<6} {len(sentences):>9} {pct(sum(g.lang == lang for g in guesses), len(sentences)):>9}")
+    t_default_sentences = time.process_time() - t0
+    for text, guess in zip([d[0] for d in darija], default.predict_many([d[0] for d in darija]), strict=True):
+        default_guess[text] = guess.lang
+
+    # 2-4. cross-validated own model --------------------------------------------------------------------------
+    print(f"\n{k}-fold cross-validation of an own model (Darija + the ten lingua languages as negatives)")
+    rows_darija: list[tuple[str, str, str, float]] = []  # dataset, script, combined label, own p(ary)
+    rows_lingua: list[tuple[str, str, str, float]] = []  # gold, default label, combined label, own p(ary)
+    thresholds: list[dict[str, float]] = []
+    algerian_ary = 0
+    t_train = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for fold in range(k):
+            train = [LabelledText("ary", t) for t, _, _ in darija if fold_of(t, k) != fold]
+            train += [
+                LabelledText(lang, s) for lang, ss in lingua.items() for s in ss if fold_of(s, k) != fold
+            ]
+            model_path = Path(tmp) / f"fold{fold}.bin"
+            t0 = time.process_time()
+            metrics = train_langid_model(train, model_path)
+            t_train += time.process_time() - t0
+            thresholds.append(metrics.min_score_by_script)
+            combined = CombinedPredictor(str(model_path))
+            own = load_fasttext_model(model_path)
+
+            def own_p(texts: list[str], own=own) -> list[float]:
+                return [
+                    d.get("ary", 0.0) for d in own.predict([normalize_for_own_model(t) for t in texts], k=1)
+                ]
+
+            held = [(t, ds, sc) for t, ds, sc in darija if fold_of(t, k) == fold]
+            texts = [t for t, _, _ in held]
+            for (_, ds, sc), g, p in zip(held, combined.predict_many(texts), own_p(texts), strict=True):
+                rows_darija.append((ds, sc, g.lang, p))
+            for lang, ss in lingua.items():
+                held_s = [s for s in ss if fold_of(s, k) == fold]
+                for s, g, p in zip(held_s, combined.predict_many(held_s), own_p(held_s), strict=True):
+                    rows_lingua.append((lang, default_guess[s], g.lang, p))
+            algerian_ary += sum(g.lang == "ary" for g in combined.predict_many(algerian))
+    print(
+        "own-model thresholds per script, calibrated by cross-fitting on each fold's training part so that ≤ 1%"
+        " of any other language in that script is called ary:"
+    )
+    for script_name in ("arabic", "latin"):
+        values = ", ".join(f"{t.get(script_name, float('nan')):.3f}" for t in thresholds)
+        print(f"  {script_name:<7} {values}")
+    print(f"training (3 calibration models + the final one): {t_train / k:.1f} CPU s per fold")
+
+    print("\n2. Darija recognised as `ary` (held-out folds)")
+    print(f"{'dataset':<14} {'script':<8} {'texts':>6} {'default alone':>14} {'combined':>9}")
+    groups: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for ds, sc, label, _ in rows_darija:
+        groups[(ds, sc)].append(label == "ary")
+        groups[("all", sc)].append(label == "ary")
+    for (ds, sc), hits in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+        defaults = [default_guess[t] == "ary" for t, d, s in darija if (ds in ("all", d)) and s == sc]
+        print(
+            f"{ds:<14} {sc:<8} {len(hits):>6} {pct(sum(defaults), len(defaults)):>14} {pct(sum(hits), len(hits)):>9}"
+        )
+    print(f"(Algerian tweets, AfriSenti-dz, not Darija: {pct(algerian_ary, len(algerian) * k)} called ary)")
+
+    print("\n3. other languages: accuracy with the combined predictor vs the default model alone")
+    print(f"{'lang':<6} {'default':>8} {'combined':>9} {'change':>8}")
+    by_lang: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for gold, dl, cl, _ in rows_lingua:
+        by_lang[gold].append((dl == gold, cl == gold))
+    for lang, pairs in by_lang.items():
+        d = sum(a for a, _ in pairs) / len(pairs)
+        c = sum(b for _, b in pairs) / len(pairs)
+        print(f"{lang:<6} {d:>8.1%} {c:>9.1%} {100 * (c - d):>+7.1f}pt")
+
+    print("\n4. threshold trade-off (same folds): Darija recall per script, accuracy change on the others")
+    print(f"{'threshold':<10} {'arabic':>7} {'latin':>7} {'worst change':>13} {'mean change':>12}")
+    for t in SWEEP:
+        rec = {}
+        for sc in ("arabic", "latin"):
+            hits = [p >= t for _, s, _, p in rows_darija if s == sc]
+            rec[sc] = sum(hits) / len(hits)
+        changes = []
+        for lang in LINGUA:
+            pairs = [(dl == lang, dl == lang and p < t) for g, dl, _, p in rows_lingua if g == lang]
+            changes.append(100 * (sum(b for _, b in pairs) - sum(a for a, _ in pairs)) / len(pairs))
+        print(
+            f"{t:<10.2f} {rec['arabic']:>7.1%} {rec['latin']:>7.1%} {min(changes):>+12.1f}pt"
+            f" {sum(changes) / len(changes):>+11.2f}pt"
+        )
+    calibrated = {
+        sc: sum(label == "ary" for _, s, label, _ in rows_darija if s == sc) for sc in ("arabic", "latin")
+    }
+    totals = {sc: sum(s == sc for _, s, _, _ in rows_darija) for sc in ("arabic", "latin")}
+    changes = []
+    for lang in LINGUA:
+        pairs = [(dl == lang, cl == lang) for g, dl, cl, _ in rows_lingua if g == lang]
+        changes.append(100 * (sum(b for _, b in pairs) - sum(a for a, _ in pairs)) / len(pairs))
+    print(
+        f"{'per script':<10} {calibrated['arabic'] / totals['arabic']:>7.1%} {calibrated['latin'] / totals['latin']:>7.1%}"
+        f" {min(changes):>+12.1f}pt {sum(changes) / len(changes):>+11.2f}pt"
+    )
+    print(
+        "(rows with one threshold for every script use the own model's probability with the default model's"
+        " label as fallback, the combined rule for single sentences; 'per script' is the combined predictor"
+        " with its calibrated thresholds, as in tables 2 and 3)"
+    )
+
+    # 5. throughput -------------------------------------------------------------------------------------------
+    cc = DATA / "commoncrawl" / "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz"
+    print("\n5. throughput on one core")
+    print(f"{'predictor':<36} {'input':<28} {'items/s':>9}")
+    print(f"{'default':<36} {'lingua sentences':<28} {n_sentences / t_default_sentences:>9,.0f}")
+    if cc.exists():
+        with gzip.open(cc, "rt", encoding="utf-8") as f:
+            docs = [json.loads(line)["text"] for line in f] * (1 if args.quick else 5)
+        with tempfile.TemporaryDirectory() as tmp:
+            model = Path(tmp) / "all.bin"
+            train_langid_model(
+                [LabelledText("ary", t) for t, _, _ in darija]
+                + [LabelledText(lang, s) for lang, ss in lingua.items() for s in ss],
+                model,
+                calibration_folds=0,  # the threshold does not matter for speed
+            )
+            combined = CombinedPredictor(str(model))
+            for name, predictor in (
+                ("default (3 spans of 1000 chars)", default),
+                ("combined (own + default)", combined),
+            ):
+                t0 = time.process_time()
+                predictor.predict_many(docs)
+                seconds = time.process_time() - t0
+                print(f"{name:<36} {f'{len(docs)} CC documents':<28} {len(docs) / seconds:>9,.0f}")
+            t0 = time.process_time()
+            combined.predict_many([s for ss in lingua.values() for s in ss])
+            print(
+                f"{'combined (own + default)':<36} {'lingua sentences':<28} {n_sentences / (time.process_time() - t0):>9,.0f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

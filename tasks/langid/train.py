@@ -1,0 +1,442 @@
+"""Training an own fastText language model from labelled text, for languages the default model lacks.
+
+Input is a list of paths; each may be prefixed with `LABEL=` to give the label of everything in it:
+- a text file: fastText lines (`__label__ary wach nta f dar`), or plain lines labelled with `LABEL=` or with the
+  file name (`ary.txt`);
+- a CSV/TSV file with a header: the text columns (see `TEXT_COLUMNS`) give one example per non-empty cell; the
+  label comes from `LABEL=` or from the folder it is in;
+- a directory: one file per label (`ary.txt`, `fr.txt`) or one folder per label (`ary/…`, `fr/…`).
+
+An own model needs negative classes as well as the language it is for: text in the languages it must tell
+apart (for Darija: Arabic, French, English, Spanish…). Nothing is downloaded: the user provides them.
+The model is saved with a sidecar `<model>.json` (labels, owned labels, threshold, metrics) that
+`CombinedPredictor` reads.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import logging
+import os
+import random
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tasks.langid.model import (
+    DEFAULT_OWN_MIN_SCORE,
+    LABEL_PREFIX,
+    METADATA_SUFFIX,
+    OWN_MODEL_FORMAT,
+    dominant_script,
+    load_fasttext_model,
+    normalize_for_own_model,
+)
+
+log = logging.getLogger(__name__)
+
+# Header names read as text in CSV/TSV files: generic ones, plus the columns of the public Darija datasets
+# (AfriSenti `tweet`, DODa `darija` in Latin script and `darija_ar` in Arabic script).
+TEXT_COLUMNS = ("text", "sentence", "tweet", "darija", "darija_ar")
+TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+# fastText 0.9.2 initialises the input matrix in ten blocks, one per training thread: with fewer than 11
+# threads part of it keeps whatever was in memory (random NaN failures, irreproducible models). Training
+# threads are therefore never fewer than this; the price is that runs are not bit-for-bit reproducible.
+MIN_TRAIN_THREADS = 11
+MAX_OWN_MIN_SCORE = 0.99
+
+
+@dataclass(frozen=True)
+class LabelledText:
+    label: str
+    text: str
+
+
+def _check_label(label: str, where: str) -> str:
+    label = label.strip().removeprefix(LABEL_PREFIX)
+    if not label or any(c.isspace() for c in label):
+        raise ValueError(f"{where}: '{label}' is not a usable label (no spaces, not empty)")
+    return label
+
+
+def read_table(path: Path, label: str, text_columns: Sequence[str] = TEXT_COLUMNS) -> list[LabelledText]:
+    """One example per non-empty text cell of a CSV/TSV file with a header row."""
+    delimiter = TABLE_SUFFIXES[path.suffix.lower()]
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f, delimiter=delimiter)
+        header = reader.fieldnames or []
+        columns = [c for c in header if c.strip().lower() in {t.lower() for t in text_columns}]
+        if not columns:
+            raise ValueError(
+                f"{path}: no text column in the header {header} (expected one of {', '.join(text_columns)})"
+            )
+        return [
+            LabelledText(label, row[c].strip())
+            for row in reader
+            for c in columns
+            if row.get(c) and row[c].strip()
+        ]
+
+
+def read_lines(path: Path, label: str | None) -> list[LabelledText]:
+    """fastText `__label__` lines, or plain lines with the given label (default: the file name's stem)."""
+    examples = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith(LABEL_PREFIX) and label is None:
+                head, _, text = line.partition(" ")
+                if text.strip():
+                    examples.append(LabelledText(_check_label(head, f"{path}:{number}"), text.strip()))
+            else:
+                examples.append(LabelledText(label or _check_label(path.stem, str(path)), line))
+    return examples
+
+
+def read_labelled_file(
+    path: Path, label: str | None = None, text_columns: Sequence[str] = TEXT_COLUMNS
+) -> list[LabelledText]:
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        if label is None:
+            raise ValueError(
+                f"{path}: a CSV/TSV file needs a label: write LABEL={path} or put it in a folder named after the label"
+            )
+        return read_table(path, label, text_columns)
+    try:
+        return read_lines(path, label)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _files_under(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def collect_training_data(
+    data: Sequence[str | os.PathLike], text_columns: Sequence[str] = TEXT_COLUMNS
+) -> list[LabelledText]:
+    """Every labelled example named by `data` (paths, optionally `LABEL=PATH`), in a stable order."""
+    examples: list[LabelledText] = []
+    for item in data:
+        item = str(item)
+        label = None
+        if "=" in item and not Path(item).exists():
+            label, _, item = item.partition("=")
+            label = _check_label(label, item)
+        path = Path(item)
+        if not path.exists():
+            raise ValueError(f"{path}: training data not found")
+        if path.is_file():
+            examples.extend(read_labelled_file(path, label, text_columns))
+            continue
+        for child in sorted(path.iterdir()):
+            if child.name.startswith("."):
+                continue
+            if child.is_dir():
+                child_label = label or _check_label(child.name, str(child))
+                for f in _files_under(child):
+                    examples.extend(read_labelled_file(f, child_label, text_columns))
+            else:
+                examples.extend(read_labelled_file(child, label, text_columns))
+    if not examples:
+        raise ValueError(f"no labelled text found in {', '.join(map(str, data))}")
+    return examples
+
+
+@dataclass
+class LangidTrainMetrics:
+    model_path: str
+    labels: dict[str, int]  # training examples per label (before balancing)
+    owned_labels: list[str]
+    min_score: float  # for scripts without their own threshold
+    min_score_by_script: dict[str, float]
+    train_examples: int
+    valid_examples: int
+    valid_accuracy: float | None
+    valid_recall: dict[str, float] = field(default_factory=dict)
+    valid_precision: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    model_bytes: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _is_valid(text: str, fraction: float) -> bool:
+    """A deterministic split: the same text always lands on the same side."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def _balanced(examples: list[LabelledText], seed: int) -> list[LabelledText]:
+    """Every label repeated up to the size of the largest one, so no class wins by its prior alone."""
+    by_label: dict[str, list[LabelledText]] = {}
+    for e in examples:
+        by_label.setdefault(e.label, []).append(e)
+    largest = max(len(v) for v in by_label.values())
+    out = [v[i % len(v)] for v in by_label.values() for i in range(largest)]
+    random.Random(seed).shuffle(out)
+    return out
+
+
+def _owned_scores(model, texts: list[str], owned: set[str]) -> list[float]:
+    """Each text's highest probability for an owned label."""
+    labels, probs = model.predict(texts, k=-1)
+    return [
+        max(
+            (float(p) for lab, p in zip(labs, ps, strict=True) if lab[len(LABEL_PREFIX) :] in owned),
+            default=0.0,
+        )
+        for labs, ps in zip(labels, probs, strict=True)
+    ]
+
+
+def _calibrated_min_score(scored: list[tuple[str, float]], owned: set[str], max_fp: float) -> float:
+    """The lowest threshold ≥ 0.5 that calls at most `max_fp` of each other label's examples owned.
+
+    `scored` holds (gold label, owned-label probability) of examples the scoring model was not trained on.
+    Labels with fewer than 20 examples are left out (too few to estimate a rate).
+    """
+    threshold = DEFAULT_OWN_MIN_SCORE
+    by_label: dict[str, list[float]] = {}
+    for label, score in scored:
+        if label not in owned:
+            by_label.setdefault(label, []).append(score)
+    for label, scores in sorted(by_label.items()):
+        if len(scores) < 20:
+            continue
+        scores.sort(reverse=True)
+        allowed = int(max_fp * len(scores))
+        if allowed < len(scores) and scores[allowed] >= threshold:
+            threshold = min(
+                float(np.nextafter(np.float32(scores[allowed]), np.float32(2))), MAX_OWN_MIN_SCORE
+            )
+            if threshold >= MAX_OWN_MIN_SCORE:
+                log.warning(
+                    "the own model hardly tells %s from %s: threshold capped at %s",
+                    label,
+                    sorted(owned),
+                    threshold,
+                )
+    return threshold
+
+
+def _calibrated_by_script(
+    scored: list[tuple[str, str, float]], owned: set[str], max_fp: float
+) -> dict[str, float]:
+    """One threshold per script, each calibrated on the other labels' examples written in that script.
+
+    Arabic-script Darija competes with Arabic, Arabizi with French and English: one threshold for both would be
+    set by the hardest pair and cost recall in the other script.
+    """
+    by_script: dict[str, list[tuple[str, float]]] = {}
+    for label, script, score in scored:
+        by_script.setdefault(script, []).append((label, score))
+    thresholds = {}
+    for script, pairs in sorted(by_script.items()):
+        negatives = Counter(label for label, _ in pairs if label not in owned)
+        if script != "other" and any(n >= 20 for n in negatives.values()):
+            thresholds[script] = _calibrated_min_score(pairs, owned, max_fp)
+    return thresholds
+
+
+def _fold(text: str, folds: int) -> int:
+    return int.from_bytes(hashlib.sha256(b"calibration\0" + text.encode("utf-8")).digest()[:8], "big") % folds
+
+
+def train_langid_model(
+    data: Sequence[str | os.PathLike] | list[LabelledText],
+    out_path: str | os.PathLike,
+    *,
+    owned_labels: Sequence[str] | None = None,
+    epochs: int = 25,
+    dim: int = 32,
+    word_ngrams: int = 2,
+    minn: int = 2,
+    maxn: int = 5,
+    lr: float = 0.5,
+    bucket: int = 200_000,
+    balance: bool = True,
+    valid_fraction: float = 0.1,
+    min_score: float | None = None,
+    max_false_positive_rate: float = 0.01,
+    calibration_folds: int = 3,
+    seed: int = 0,
+    threads: int | None = None,
+    text_columns: Sequence[str] = TEXT_COLUMNS,
+) -> LangidTrainMetrics:
+    """Train a supervised fastText model on labelled text and save it (plus `<model>.json`) at `out_path`.
+
+    Character n-grams (`minn`–`maxn`) carry most of the signal for short, noisy text such as Arabizi. With
+    `valid_fraction` > 0 a deterministic part of the examples is held out and per-label precision and recall
+    on it are returned; the saved model is trained on the rest. `owned_labels` (default: every label the
+    default model does not know) are the labels `CombinedPredictor` takes from this model.
+
+    `min_score` is the confidence the combined predictor needs before it answers with an owned label. Left
+    at None it is calibrated by cross-fitting, per script: `calibration_folds` extra models, each trained
+    without one fold of the training examples, score that fold; for each script the threshold is the lowest
+    (at least 0.5) at which no more than `max_false_positive_rate` of any other label's examples in that
+    script would be called an owned label, so that a close language (Arabic, for Arabic-script Darija) keeps
+    its accuracy without costing recall in the other script (Arabizi). Text in a script without examples
+    gets the highest of these. With `calibration_folds` < 2 (or a given `min_score`) one threshold is used.
+    """
+    started = time.perf_counter()
+    if epochs < 1 or dim < 1 or word_ngrams < 1 or bucket < 1 or lr <= 0:
+        raise ValueError("epochs, dim, word_ngrams, bucket and lr must be positive")
+    if not 0 <= valid_fraction < 1:
+        raise ValueError(f"valid_fraction must be in [0, 1), got {valid_fraction}")
+    try:
+        import fasttext
+    except ImportError:
+        raise ValueError("fastText is not installed (pip install fasttext-numpy2-wheel)") from None
+    if not hasattr(fasttext, "train_supervised"):
+        raise ValueError(
+            "the installed `fasttext` module can only predict (fasttext-predict); "
+            "install fasttext-numpy2-wheel to train"
+        )
+
+    if data and isinstance(data[0], LabelledText):
+        examples = list(data)  # type: ignore[arg-type]
+    else:
+        examples = collect_training_data(data, text_columns)  # type: ignore[arg-type]
+    normalized = [LabelledText(e.label, normalize_for_own_model(e.text)) for e in examples]
+    normalized = [e for e in normalized if e.text]
+    counts = Counter(e.label for e in normalized)
+    if len(counts) < 2:
+        raise ValueError(
+            f"only one label ({', '.join(counts) or 'none'}) in the training data: an own model also needs "
+            "negative examples (text in the other languages it must tell apart, one file or folder per label)"
+        )
+    train = [e for e in normalized if not _is_valid(e.text, valid_fraction)]
+    valid = [e for e in normalized if _is_valid(e.text, valid_fraction)]
+
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if owned_labels is None:
+        default_labels = load_fasttext_model(None).label_set
+        owned_labels = sorted(lab for lab in counts if lab not in default_labels) or sorted(counts)
+    missing = sorted(set(owned_labels) - set(counts))
+    if missing:
+        raise ValueError(f"owned label(s) {', '.join(missing)} have no training examples")
+    owned = set(owned_labels)
+
+    def fit(examples: list[LabelledText], folder: Path):
+        """One fastText model on `examples` (balanced if asked), trained from a file in `folder`."""
+        if balance:
+            examples = _balanced(examples, seed)
+        train_file = folder / "train.txt"
+        with open(train_file, "w", encoding="utf-8") as f:
+            for e in examples:
+                f.write(f"{LABEL_PREFIX}{e.label} {e.text}\n")
+        try:
+            return fasttext.train_supervised(
+                input=str(train_file),
+                epoch=epochs,
+                dim=dim,
+                wordNgrams=word_ngrams,
+                minn=minn,
+                maxn=maxn,
+                lr=lr,
+                bucket=bucket,
+                loss="softmax",
+                thread=max(MIN_TRAIN_THREADS, threads or os.cpu_count() or 1),
+                seed=seed,
+                verbose=0,
+            )
+        except (RuntimeError, ValueError) as e:
+            raise ValueError(
+                f"fastText training failed ({e}); a lower learning rate (lr) usually helps"
+            ) from None
+        finally:
+            train_file.unlink(missing_ok=True)
+
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".langid-train-") as tmp:
+        folder = Path(tmp)
+        script_min_scores: dict[str, float] = {}
+        if min_score is None and calibration_folds >= 2:
+            scored: list[tuple[str, str, float]] = []
+            for k in range(calibration_folds):
+                inside = [e for e in train if _fold(e.text, calibration_folds) != k]
+                outside = [e for e in train if _fold(e.text, calibration_folds) == k]
+                if not outside or len({e.label for e in inside}) < 2:
+                    continue
+                fold_model = fit(inside, folder)
+                scores = _owned_scores(fold_model, [e.text for e in outside], owned)
+                scored += [
+                    (e.label, dominant_script(e.text), p) for e, p in zip(outside, scores, strict=True)
+                ]
+                del fold_model
+            script_min_scores = _calibrated_by_script(scored, owned, max_false_positive_rate)
+            # texts of other scripts get the most careful threshold
+            min_score = max(script_min_scores.values(), default=DEFAULT_OWN_MIN_SCORE)
+        elif min_score is None:
+            min_score = DEFAULT_OWN_MIN_SCORE
+        model = fit(train, folder)
+        partial = folder / "model.bin"
+        model.save_model(str(partial))
+
+        recall: dict[str, float] = {}
+        precision: dict[str, float] = {}
+        accuracy = None
+        if valid:
+            labels, _ = model.predict([e.text for e in valid], k=1)
+            predicted = [lab[0][len(LABEL_PREFIX) :] for lab in labels]
+            hits = Counter(e.label for e, p in zip(valid, predicted, strict=True) if p == e.label)
+            gold = Counter(e.label for e in valid)
+            guessed = Counter(predicted)
+            accuracy = sum(hits.values()) / len(valid)
+            recall = {lab: hits[lab] / n for lab, n in sorted(gold.items())}
+            precision = {lab: hits[lab] / n for lab, n in sorted(guessed.items())}
+        os.replace(partial, out)
+
+    metrics = LangidTrainMetrics(
+        model_path=str(out),
+        labels=dict(sorted(counts.items())),
+        owned_labels=sorted(owned_labels),
+        min_score=min_score,
+        min_score_by_script=script_min_scores,
+        train_examples=len(train),
+        valid_examples=len(valid),
+        valid_accuracy=accuracy,
+        valid_recall=recall,
+        valid_precision=precision,
+        seconds=time.perf_counter() - started,
+        model_bytes=out.stat().st_size,
+    )
+    meta = {
+        "format": OWN_MODEL_FORMAT,
+        "labels": sorted(counts),
+        "owned_labels": sorted(owned_labels),
+        "min_score": min_score,
+        "min_score_by_script": script_min_scores,
+        "normalization": "normalize_for_own_model/1",
+        "params": {
+            "epochs": epochs,
+            "dim": dim,
+            "word_ngrams": word_ngrams,
+            "minn": minn,
+            "maxn": maxn,
+            "lr": lr,
+            "bucket": bucket,
+            "balance": balance,
+            "seed": seed,
+            "max_false_positive_rate": max_false_positive_rate,
+            "calibration_folds": calibration_folds,
+        },
+        "metrics": {k: v for k, v in metrics.as_dict().items() if k not in ("model_path",)},
+    }
+    meta_path = Path(str(out) + METADATA_SUFFIX)
+    tmp_meta = meta_path.with_name(meta_path.name + ".partial")
+    tmp_meta.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp_meta, meta_path)
+    log.info("trained %s on %d examples (%s) in %.1f s", out, len(train), dict(counts), metrics.seconds)
+    return metrics

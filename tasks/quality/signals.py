@@ -1,0 +1,418 @@
+"""Quality signals of one document: Gopher quality and repetition measures, and C4 line rules.
+
+Everything here is a pure function of a text. `document_signals` returns the `quality_*` values of one document
+and, for web text, the text with the C4 line rules applied; the stage stores them as columns so that thresholds
+can be re-tuned later without recomputing anything (see `tasks.quality.stage`).
+
+Definitions follow the Gopher paper (Rae et al. 2021, appendix A) and C4 (Raffel et al. 2020) as datatrove
+implements them, so that its default thresholds mean the same thing here: "words" are tokens as an English
+word tokenizer makes them (punctuation split off, one token per mark except "...", "--" and emoji sequences; see
+`TOKEN_RE`), fractions of characters are taken over the whole text, and the duplicate n-gram fractions count a
+repeated n-gram's characters (without spaces) and then skip past it. The tokenizer is a regular expression, not
+spaCy, so a document near a threshold can land on the other side (bench/bench_quality.py measures how often).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tokens
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _mark_ranges() -> str:
+    """A regex class body of every combining mark (Unicode category M*) in the Basic Multilingual Plane.
+
+    Python's \\w leaves them out, so Arabic harakat, Indic and Myanmar vowel signs would split words apart.
+    """
+    ranges: list[list[int]] = []
+    for cp in range(0x300, 0x10000):
+        if unicodedata.category(chr(cp)).startswith("M"):
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return "".join(f"\\u{a:04x}-\\u{b:04x}" if a != b else f"\\u{a:04x}" for a, b in ranges) + "\\u200c"
+
+
+_MARKS = _mark_ranges()
+_W = rf"[\w{_MARKS}]"
+# A URL is one word (up to trailing punctuation). As in spaCy's English tokenizer, words keep inner number and
+# abbreviation punctuation ("3.5", "10,000", "3:30", "x.y.z", "a@b.org") but split at "end.The", "a,b", "a/b" and
+# "Template:Name"; an apostrophe starts a new word ("don't" -> "don", "'t": as many words, as many letters);
+# other punctuation is one token per character except ellipses, dash runs and emoji sequences.
+_URL = r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]'’]"
+_JOIN = r"(?:(?<![a-z])\.|\.(?![A-Z])|(?<=\d),(?=\d)|[:/](?=\d)|[@&+])"
+_WORD = rf"{_URL}|\w{_W}*(?:{_JOIN}{_W}+)*|['’]{_W}+"
+# An emoji with its modifiers (skin tone, variation selector, zero-width-joined parts) is one symbol token.
+_SYMBOL = rf"[^\s\w{_MARKS}][{_MARKS}\U0001F3FB-\U0001F3FF]*(?:\u200d[^\s\w{_MARKS}][{_MARKS}\U0001F3FB-\U0001F3FF]*)*"
+TOKEN_RE = re.compile(rf"{_WORD}|\.\.\.+|--+|{_SYMBOL}")
+WORD_RE = re.compile(_WORD)
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_PARAGRAPH_SPLIT = re.compile(r"\n{2,}")
+_LINE_SPLIT = re.compile(r"\n+")
+
+BULLETS = ("•", "-", "*", "‣", "◦", "▪", "●", "–")
+ELLIPSES = ("...", "…")
+
+
+def split_tokens(text: str) -> list[str]:
+    """Words and punctuation tokens, in text order."""
+    return TOKEN_RE.findall(text)
+
+
+def split_words(text: str) -> list[str]:
+    """Only the words (tokens with at least one letter, digit or mark), in text order."""
+    return WORD_RE.findall(text)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Gopher quality
+# ---------------------------------------------------------------------------------------------------------------
+
+# Gopher's list for English; for the other languages, the most frequent function words (our own choice).
+# The rule asks for at least two distinct ones, compared in lower case.
+DEFAULT_STOP_WORDS: dict[str, list[str]] = {
+    "en": ["the", "be", "to", "of", "and", "that", "have", "with"],
+    "fr": ["le", "la", "les", "de", "des", "et", "est", "un", "une", "que", "pour", "dans"],
+    "de": ["der", "die", "das", "und", "ist", "nicht", "mit", "von", "zu", "ein", "eine", "den"],
+    "es": ["el", "la", "los", "las", "de", "del", "que", "y", "en", "se", "un", "una"],
+    "it": ["il", "la", "di", "che", "e", "per", "un", "una", "non", "in", "del", "della"],
+    "pt": ["o", "a", "os", "as", "de", "que", "e", "do", "da", "em", "um", "para"],
+    "nl": ["de", "het", "een", "en", "van", "is", "dat", "op", "te", "in", "niet", "met"],
+    "ar": ["في", "من", "على", "أن", "إلى", "التي", "الذي", "عن", "هذا", "هذه", "مع", "كان"],
+}
+
+
+def gopher_quality_signals(
+    text: str, tokens: list[str], words: list[str], stop_words: frozenset[str] | None
+) -> dict:
+    """Word count, mean word length, symbol ratios, bullet/ellipsis line fractions, letters, stop words."""
+    n_tokens = len(tokens)
+    n_words = len(words)
+    lines = text.splitlines() or [""]
+    with_letters = sum(1 for w in words if _LETTER_RE.search(w))
+    return {
+        "quality_words": n_words,
+        "quality_mean_word_length": sum(map(len, words)) / n_words if n_words else 0.0,
+        "quality_hash_word_ratio": text.count("#") / n_tokens if n_tokens else 0.0,
+        "quality_ellipsis_word_ratio": (text.count("...") + text.count("…")) / n_tokens if n_tokens else 0.0,
+        "quality_bullet_lines_frac": sum(1 for s in lines if s.lstrip().startswith(BULLETS)) / len(lines),
+        "quality_ellipsis_lines_frac": sum(1 for s in lines if s.rstrip().endswith(ELLIPSES)) / len(lines),
+        "quality_alpha_words_frac": with_letters / n_tokens if n_tokens else 0.0,
+        "quality_stop_words": (
+            None if stop_words is None else len(stop_words.intersection(w.lower() for w in words))
+        ),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Gopher repetition
+# ---------------------------------------------------------------------------------------------------------------
+
+TOP_NGRAM_SIZES = (2, 3, 4)
+DUP_NGRAM_SIZES = (5, 6, 7, 8, 9, 10)
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _duplicates(parts: list[str]) -> tuple[int, int]:
+    """(number of parts seen before, characters in them)."""
+    seen: set[str] = set()
+    count = chars = 0
+    for part in parts:
+        if part in seen:
+            count += 1
+            chars += len(part)
+        else:
+            seen.add(part)
+    return count, chars
+
+
+def _top_ngram_chars(hashes: np.ndarray, window_chars: np.ndarray) -> int:
+    """Characters covered by the most frequent n-gram (its length with spaces × its count; first seen wins ties)."""
+    _, first, counts = np.unique(hashes, return_index=True, return_counts=True)
+    top = counts.max()
+    position = first[counts == top].min()
+    return int(window_chars[position]) * int(top)
+
+
+def _dup_ngram_chars(hashes: np.ndarray, window_chars: np.ndarray, n: int) -> int:
+    """Characters in repeated n-grams, scanning left to right and jumping past each repeat.
+
+    Only positions whose n-gram occurs more than once can be a repeat, so the scan visits just those: a unique
+    n-gram only ever advances the scan by one position.
+    """
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    candidates = np.flatnonzero(counts[inverse] > 1)
+    if candidates.size == 0:
+        return 0
+    seen: set[int] = set()
+    chars = 0
+    position = 0
+    hash_list = hashes.tolist()
+    for i in candidates.tolist():
+        if i < position:
+            continue
+        h = hash_list[i]
+        if h in seen:
+            chars += int(window_chars[i])
+            position = i + n
+        else:
+            seen.add(h)
+            position = i + 1
+    return chars
+
+
+def repetition_signals(text: str, tokens: list[str]) -> dict:
+    """Duplicate line/paragraph fractions, top 2–4-gram and duplicate 5–10-gram character fractions."""
+    n_chars = len(text) or 1
+    paragraphs = _PARAGRAPH_SPLIT.split(text.strip())
+    para_dups, para_chars = _duplicates(paragraphs)
+    lines = _LINE_SPLIT.split(text)
+    line_dups, line_chars = _duplicates(lines)
+    signals = {
+        "quality_dup_para_frac": para_dups / len(paragraphs),
+        "quality_dup_para_char_frac": para_chars / n_chars,
+        "quality_dup_line_frac": line_dups / len(lines),
+        "quality_dup_line_char_frac": line_chars / n_chars,
+    }
+    for n in TOP_NGRAM_SIZES:
+        signals[f"quality_top_{n}gram_char_frac"] = 0.0
+    for n in DUP_NGRAM_SIZES:
+        signals[f"quality_dup_{n}gram_char_frac"] = 0.0
+    if len(tokens) < 2:
+        return signals
+
+    vocabulary: dict[str, int] = {}
+    ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), np.uint64, len(tokens))
+    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
+    cumulative = np.concatenate(([0], np.cumsum(lengths)))
+    # one 64-bit polynomial hash per n-gram, extended from the (n-1)-gram hash; collisions are negligible
+    hashes = (ids + np.uint64(1)) * _HASH_MULTIPLIER
+    for n in range(2, max(DUP_NGRAM_SIZES) + 1):
+        if len(tokens) < n:
+            break
+        hashes = hashes[:-1] * _HASH_MULTIPLIER + (ids[n - 1 :] + np.uint64(1))
+        letters = cumulative[n:] - cumulative[:-n]  # characters of each window without spaces
+        if n in TOP_NGRAM_SIZES:
+            signals[f"quality_top_{n}gram_char_frac"] = _top_ngram_chars(hashes, letters + (n - 1)) / n_chars
+        if n in DUP_NGRAM_SIZES:
+            signals[f"quality_dup_{n}gram_char_frac"] = _dup_ngram_chars(hashes, letters, n) / n_chars
+    return signals
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# C4 line rules
+# ---------------------------------------------------------------------------------------------------------------
+
+# C4 keeps lines ending like a sentence; the marks of other scripts (Arabic, Urdu, Devanagari, CJK) count too.
+TERMINAL_PUNCTUATION = (".", "?", "!", '"', "'", "؟", "۔", "।", "。", "！", "？")
+# A sentence ends at ?, ! or a full stop that does not follow a lone letter (initials, "r."), before a space.
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[^\W\d_]{2})\.|(?<=[\d\W])\.|[?!؟۔।。！？])[.?!؟۔।。！？]*[\"'”’)\]]*(?=\s|$)"
+)
+_CITATION = re.compile(r"\[\d*\]|\[edit\]|\[citation needed\]", re.IGNORECASE)
+POLICY_PHRASES = (
+    "terms of use",
+    "privacy policy",
+    "cookie policy",
+    "uses cookies",
+    "use of cookies",
+    "use cookies",
+)
+
+
+@dataclass(frozen=True)
+class C4Rules:
+    """Which C4 line rules run (the stage builds this from its parameters)."""
+
+    remove_lines: bool = True
+    min_words_per_line: int = 3
+    max_word_length: int = 1000
+    terminal_punctuation: bool = True
+    javascript: bool = True
+    policy: bool = True
+    citations: bool = True
+
+
+@dataclass
+class C4Result:
+    text: str
+    lines_removed: int
+    chars_removed: int
+    sentences: int
+    lorem_ipsum_lines: int
+    curly_bracket_lines: int
+    removed_by_rule: dict[str, int]
+
+
+def c4_lines(text: str, rules: C4Rules) -> C4Result:
+    """Apply the C4 line rules; count sentences, "lorem ipsum" and "{" in the lines that survive them.
+
+    Blank lines are kept (one between paragraphs) and not counted. Order of checks per line: overlong word,
+    citation removal, terminal punctuation (an ellipsis does not count), words per line; then "lorem ipsum" is
+    counted, JavaScript lines removed, "{" counted and cookie/policy lines removed (datatrove's order).
+    """
+    kept: list[str] = []
+    removed: dict[str, int] = {}
+    sentences = lorem = curly = 0
+    lines = text.splitlines()
+    for raw in lines:
+        line = raw.strip()
+        if not line:  # blank lines are layout, not content: keep one between kept paragraphs
+            if kept and kept[-1]:
+                kept.append("")
+            continue
+        words = line.split()
+        reason = None
+        if rules.max_word_length > 0 and any(len(w) > rules.max_word_length for w in words):
+            reason = "too_long_word"
+        else:
+            if rules.citations:
+                line = _CITATION.sub("", line)
+            if rules.terminal_punctuation and (
+                not line.endswith(TERMINAL_PUNCTUATION) or line.endswith(ELLIPSES)
+            ):
+                reason = "no_terminal_punctuation"
+            elif len(words) < rules.min_words_per_line:
+                reason = "too_few_words"
+            else:
+                lowered = line.lower()
+                lorem += "lorem ipsum" in lowered
+                if rules.javascript and "javascript" in lowered:
+                    reason = "javascript"
+                else:
+                    curly += "{" in line
+                    if rules.policy and any(p in lowered for p in POLICY_PHRASES):
+                        reason = "policy"
+        if reason is not None:
+            removed[reason] = removed.get(reason, 0) + 1
+            continue
+        sentences += max(1, len(_SENTENCE_END.findall(line)))
+        kept.append(line)
+    while kept and not kept[-1]:
+        kept.pop()
+    out = "\n".join(kept) if rules.remove_lines else text
+    n_removed = sum(removed.values())
+    return C4Result(
+        text=out,
+        lines_removed=n_removed,
+        chars_removed=max(0, len(text) - len(out)) if rules.remove_lines else 0,
+        sentences=sentences,
+        lorem_ipsum_lines=lorem,
+        curly_bracket_lines=curly,
+        removed_by_rule=removed,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chat text
+# ---------------------------------------------------------------------------------------------------------------
+
+# WhatsApp documents hold one "Author: text" line per message (tasks.whatsapp.documents).
+_AUTHOR_PREFIX = re.compile(r"^[^\n:]{1,64}: ", re.MULTILINE)
+
+
+def strip_chat_authors(text: str) -> str:
+    """The messages of a chat document without their "Author: " prefixes."""
+    return _AUTHOR_PREFIX.sub("", text)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One document
+# ---------------------------------------------------------------------------------------------------------------
+
+RULE_SETS = ("web", "chat", "none")
+
+SIGNAL_COLUMNS: tuple[str, ...] = (
+    "quality_words",
+    "quality_mean_word_length",
+    "quality_hash_word_ratio",
+    "quality_ellipsis_word_ratio",
+    "quality_bullet_lines_frac",
+    "quality_ellipsis_lines_frac",
+    "quality_alpha_words_frac",
+    "quality_stop_words",
+    "quality_dup_para_frac",
+    "quality_dup_para_char_frac",
+    "quality_dup_line_frac",
+    "quality_dup_line_char_frac",
+    *(f"quality_top_{n}gram_char_frac" for n in TOP_NGRAM_SIZES),
+    *(f"quality_dup_{n}gram_char_frac" for n in DUP_NGRAM_SIZES),
+    "quality_c4_lines_removed",
+    "quality_c4_chars_removed",
+    "quality_c4_sentences",
+    "quality_c4_lorem_ipsum_lines",
+    "quality_c4_curly_bracket_lines",
+)
+INT_COLUMNS = frozenset(
+    {
+        "quality_words",
+        "quality_stop_words",
+        "quality_c4_lines_removed",
+        "quality_c4_chars_removed",
+        "quality_c4_sentences",
+        "quality_c4_lorem_ipsum_lines",
+        "quality_c4_curly_bracket_lines",
+    }
+)
+
+
+@dataclass
+class DocumentSignals:
+    text: str  # the text to keep: web text after the C4 line rules, otherwise unchanged
+    signals: dict  # every name of SIGNAL_COLUMNS (None where the rule set does not compute it)
+    c4_removed_by_rule: dict[str, int]
+
+
+def document_signals(
+    text: str,
+    rule_set: str,
+    *,
+    stop_words: frozenset[str] | None = None,
+    c4: C4Rules | None = None,
+) -> DocumentSignals:
+    """The quality signals of one document under a rule set.
+
+    - `web`: Gopher quality and repetition on the text as it is, then the C4 line rules, which also produce the
+      text to keep (when `c4.remove_lines`).
+    - `chat`: Gopher quality and repetition on the messages without author prefixes; the text is never changed
+      and the C4 columns stay empty (chat lines are short and unpunctuated by nature).
+    - `none`: no signals; the filter keeps the document.
+    """
+    if rule_set not in RULE_SETS:
+        raise ValueError(f"unknown quality rule set '{rule_set}' (expected one of {', '.join(RULE_SETS)})")
+    signals: dict = dict.fromkeys(SIGNAL_COLUMNS)
+    if rule_set == "none":
+        return DocumentSignals(text, signals, {})
+    measured = strip_chat_authors(text) if rule_set == "chat" else text
+    measured = unicodedata.normalize("NFC", measured)
+    tokens = split_tokens(measured)
+    words = split_words(measured)
+    signals.update(gopher_quality_signals(measured, tokens, words, stop_words))
+    signals.update(repetition_signals(measured, tokens))
+    if rule_set == "chat":
+        return DocumentSignals(text, signals, {})
+    result = c4_lines(text, c4 or C4Rules())
+    signals.update(
+        quality_c4_lines_removed=result.lines_removed,
+        quality_c4_chars_removed=result.chars_removed,
+        quality_c4_sentences=result.sentences,
+        quality_c4_lorem_ipsum_lines=result.lorem_ipsum_lines,
+        quality_c4_curly_bracket_lines=result.curly_bracket_lines,
+    )
+    return DocumentSignals(result.text, signals, result.removed_by_rule)
+
+
+def quality_signals(
+    text: str, rule_set: str = "web", stop_words: Iterable[str] | None = DEFAULT_STOP_WORDS["en"]
+) -> dict:
+    """The `quality_*` values of one text (a convenience over `document_signals` with default C4 rules)."""
+    words = None if stop_words is None else frozenset(w.lower() for w in stop_words)
+    return document_signals(text, rule_set, stop_words=words).signals

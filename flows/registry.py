@@ -9,7 +9,14 @@ from flows.clean import clean_flow, plan_clean
 from flows.common import StagePlan
 from flows.config import PipelineConfig
 from flows.dedup import dedup_flow, plan_dedup
-from flows.filters import langid_flow, plan_langid, plan_quality, quality_flow
+from flows.filters import (
+    langid_flow,
+    langid_train_flow,
+    plan_langid,
+    plan_langid_train,
+    plan_quality,
+    quality_flow,
+)
 from flows.ingest import ingest_flow, plan_ingest
 from flows.perplexity import kenlm_train_flow, perplexity_flow, plan_kenlm_train, plan_perplexity
 from flows.tokens import encode_flow, plan_encode, plan_sample, plan_tokenizer, sample_flow, tokenizer_flow
@@ -38,6 +45,7 @@ class StageSpec:
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("ingest", ingest_flow, None, lambda cfg, _src: plan_ingest(cfg)[0]),
     StageSpec("clean", clean_flow, "ingest", lambda cfg, src: plan_clean(cfg, src)),
+    StageSpec("langid-train", langid_train_flow, None, plan_langid_train),
     StageSpec("langid", langid_flow, "clean", plan_langid),
     StageSpec("quality", quality_flow, "langid", plan_quality),
     StageSpec("kenlm-train", kenlm_train_flow, None, plan_kenlm_train),

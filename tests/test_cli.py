@@ -24,7 +24,7 @@ def _run(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
     ("args", "message"),
     [
         (["run", "--config", "nope.yaml"], "nope.yaml: config file not found"),
-        (["run", "--only", "tokenise"], "no stage named 'tokenise'; the stages are: ingest, clean, langid, quality"),
+        (["run", "--only", "tokenise"], "no stage named 'tokenise'; the stages are: ingest, clean, langid-train, langid"),
         (["lineage", "/definitely/not/here"], "not a dataset"),
     ],
 )

@@ -48,3 +48,32 @@ def test_langid_and_quality_tag_then_filter(tmp_path, prefect_harness):
     dropped = {r["reason"] for r in iter_rows(parquet_files(only_en["langid"], "rejected"))}
     assert "lang_not_kept" in dropped
     assert (Path(tags.path) / "manifest.json").stat().st_mtime_ns == mtime  # fastText did not run again
+
+
+def test_langid_train_stage_feeds_the_combined_predictor(tmp_path, prefect_harness):
+    import csv
+
+    from flows.pipeline import pipeline_flow
+    from tests.conftest import shared_file
+
+    doda = shared_file("langid", "DODa_ongoing_02.csv")
+    labelled = tmp_path / "labelled"
+    labelled.mkdir()
+    with open(doda, encoding="utf-8") as fh:
+        darija = [row["darija"] for row in csv.DictReader(fh) if row.get("darija")]
+    (labelled / "ary.txt").write_text("\n".join(darija[:3000]) + "\n")
+    for lang in ("en", "fr"):
+        src = shared_file("langid", f"lingua_sentences_{lang}.txt")
+        (labelled / f"{lang}.txt").write_text(src.read_text(encoding="utf-8"))
+    p = _cfg(tmp_path)
+    cfg = json.loads(p.read_text())
+    cfg["langid"]["train"] = {"data": [str(labelled)], "owned_labels": ["ary"], "epochs": 10, "calibration_folds": 0,
+                              "min_score": 0.5}
+    p.write_text(json.dumps(cfg))
+    out = pipeline_flow(config=str(p), stop_after="langid")
+    model = read_manifest(out["langid-train"])
+    assert model.stats["owned_labels"] == ["ary"] and (Path(out["langid-train"]) / "model.bin").is_file()
+    tags = read_manifest(read_manifest(out["langid"]).inputs[0].path)
+    assert tags.params["own_model"] == model.fingerprint
+    langs = {r["lang"] for r in iter_rows(parquet_files(tags.path))}
+    assert "ary" in langs and "en" in langs  # the Darija chat is recognised, English still English

@@ -38,8 +38,10 @@ class StageSpec:
     name: str
     flow: Callable[..., str]
     upstream: str | None
-    # The plan of the stage's output from its input's reference (None: the stage passes its input through).
+    # The plan of the stage's output from its input's reference (None: the stage passes its input through,
+    # or, when `passes_through` is False, makes nothing and stages downstream of it have no input).
     plan: Callable[[PipelineConfig, InputRef | None], StagePlan | None]
+    passes_through: bool = True
 
 
 STAGES: tuple[StageSpec, ...] = (
@@ -54,10 +56,10 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("sample", sample_flow, "dedup", plan_sample),
     StageSpec("tokenizer", tokenizer_flow, "sample", plan_tokenizer),
     StageSpec("encode", encode_flow, "tokenizer", plan_encode),
-    StageSpec("pretrain", pretrain_flow, "encode", plan_pretrain),
-    StageSpec("sft-data", sft_data_flow, "tokenizer", plan_sft_data),
-    StageSpec("sft", sft_flow, "sft-data", plan_sft),
-    StageSpec("lora", lora_flow, "sft-data", plan_lora),
+    StageSpec("pretrain", pretrain_flow, "encode", plan_pretrain, passes_through=False),
+    StageSpec("sft-data", sft_data_flow, "tokenizer", plan_sft_data, passes_through=False),
+    StageSpec("sft", sft_flow, "sft-data", plan_sft, passes_through=False),
+    StageSpec("lora", lora_flow, "sft-data", plan_lora, passes_through=False),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

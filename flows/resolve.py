@@ -6,6 +6,8 @@ from __future__ import annotations
 from flows.config import PipelineConfig
 from storage.dataset import InputRef, dataset_dir, is_dataset
 
+CHAT_STAGES = ("sft-data", "sft", "lora")
+
 
 class MissingInputError(ValueError):
     """A stage's input dataset has not been built for this config yet."""
@@ -22,8 +24,8 @@ def planned_ref(cfg: PipelineConfig, stage: str) -> InputRef | None:
     spec = get_stage(stage)
     src = planned_ref(cfg, spec.upstream) if spec.upstream else None
     plan = spec.plan(cfg, src)
-    if plan is None:  # a disabled stage passes its input through
-        return src
+    if plan is None:  # a disabled stage passes its input through; a skipped one makes nothing
+        return src if spec.passes_through else None
     return ref_of(cfg, plan.stage, plan.fingerprint)
 
 
@@ -31,7 +33,8 @@ def planned_output(cfg: PipelineConfig, stage: str) -> tuple[str, bool]:
     """(dataset path of `stage` under this config, whether it exists)."""
     ref = planned_ref(cfg, stage)
     if ref is None:
-        raise MissingInputError(f"'{stage}' has no input under config '{cfg.name}'")
+        hint = " (sft-data, sft and lora need sft_data.target_author)" if stage in CHAT_STAGES else ""
+        raise MissingInputError(f"'{stage}' makes no dataset under config '{cfg.name}'{hint}")
     return ref.path, is_dataset(ref.path)
 
 

@@ -16,11 +16,11 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 
 from flows.common import StagePlan, input_ref, make_plan, publish, up_to_date
 from flows.config import PipelineConfig, load_config
-from flows.resolve import planned_output, planned_ref, upstream_dataset
+from flows.resolve import MissingInputError, planned_output, planned_ref, upstream_dataset
 from storage.dataset import InputRef, read_manifest
-from storage.parquet import parquet_files
+from storage.parquet import count_rows, parquet_files
 from tasks import training
-from tasks.sft_data import build_sft_examples
+from tasks.sft_data import build_sft_examples, count_authors
 
 STAGE_VERSION = "1"
 
@@ -136,18 +136,41 @@ def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
 # ---------------------------------------------------------------------------------------------- sft-data
 
 
+def chat_stages_active(cfg: PipelineConfig) -> bool:
+    """sft-data, sft and lora run once the config names the person to imitate."""
+    return bool(cfg.sft_data.target_author and cfg.sft_data.target_author.strip())
+
+
+def _skip_chat_stage(cfg: PipelineConfig, stage: str) -> None:
+    """Say why a chat stage makes nothing, naming the authors of the chats when ingest has them."""
+    listing = ""
+    try:
+        ingest, ok = planned_output(cfg, "ingest")
+        parts = [str(p) for p in parquet_files(ingest, "messages")] if ok else []
+        if parts:
+            authors = count_authors(parts)
+            listing = "; authors in the chats: " + ", ".join(f"{a!r} ({n})" for a, n in authors.most_common(10))
+    except MissingInputError:
+        pass
+    get_run_logger().info("%s: skipped: set sft_data.target_author to the person to imitate%s", stage, listing)
+
+
 def plan_sft_data(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
     ingest = planned_ref(cfg, "ingest")
-    if src is None or ingest is None:
+    if src is None or ingest is None or not chat_stages_active(cfg):
         return None
     return make_plan(cfg, "sft-data", STAGE_VERSION, cfg.sft_data.fingerprint_params(), [ingest, src])
 
 
 @flow(name="sft-data")
 def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
-                  force: bool = False) -> str:
-    """WhatsApp messages → multi-turn chat examples with the target person as Assistant; returns the dataset."""
+                  force: bool = False) -> str | None:
+    """WhatsApp messages → multi-turn chat examples with the target person as Assistant; returns the dataset
+    (None, with the authors found in the log, when no target author is configured)."""
     cfg = load_config(config)
+    if not chat_stages_active(cfg):
+        _skip_chat_stage(cfg, "sft-data")
+        return None
     tokenizer = input_path or upstream_dataset(cfg, "sft-data")
     ingest, ok = planned_output(cfg, "ingest")
     if not ok:
@@ -182,8 +205,21 @@ def plan_lora(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
     return _finetune_plan(cfg, "lora", cfg.lora, src)
 
 
+def _validation_file(sft_data: str) -> Path | None:
+    """The held-out examples, or None (with a warning) when sft-data had too few sessions to hold one out."""
+    val = Path(sft_data) / "val.parquet"
+    if val.is_file() and count_rows(val) > 0:
+        return val
+    get_run_logger().warning("%s holds no validation examples (one session of chats?): training without "
+                             "validation loss or evaluation", sft_data)
+    return None
+
+
 def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, sft_data: str | None,
-              force: bool) -> str:
+              force: bool) -> str | None:
+    if not chat_stages_active(cfg):
+        _skip_chat_stage(cfg, stage)
+        return None
     sft_data = sft_data or upstream_dataset(cfg, stage)
     base, ok = planned_output(cfg, "pretrain")
     if not ok:
@@ -191,11 +227,10 @@ def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, 
     plan = make_plan(cfg, stage, STAGE_VERSION, _train_fp(params), [input_ref(base), input_ref(sft_data)])
     if done := up_to_date(cfg, plan, force):
         return done
-    val = Path(sft_data) / "val.parquet"
+    val = _validation_file(sft_data)
     with plan.writer() as w:
         finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(cfg),
-                          train_data=Path(sft_data) / "train.parquet", val_data=val if val.is_file() else None,
-                          init_from=base)
+                          train_data=Path(sft_data) / "train.parquet", val_data=val, init_from=base)
         table = _evaluation(cfg, base, sft_data, w.tmp if stage == "sft" else None, w.tmp if stage == "lora" else None)
         return _publish_run(cfg, plan, w, finished, {"assistant_perplexity": table}, force)
 
@@ -204,8 +239,8 @@ def _evaluation(cfg: PipelineConfig, base: str, sft_data: str, sft_run: Path | N
     """Held-out Assistant-turn perplexity: base vs SFT vs LoRA (whichever exist), as a table and a dict."""
     from model.train import perplexity_table
 
-    val = Path(sft_data) / "val.parquet"
-    if not val.is_file():
+    val = _validation_file(sft_data)
+    if val is None:
         return {}
     if sft_run is None:
         sft_path, ok = planned_output(cfg, "sft")
@@ -219,7 +254,7 @@ def _evaluation(cfg: PipelineConfig, base: str, sft_data: str, sft_run: Path | N
 
 @flow(name="sft")
 def sft_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
-             force: bool = False) -> str:
+             force: bool = False) -> str | None:
     """Full fine-tuning of the pretrain checkpoint on the chat examples; returns the run."""
     cfg = load_config(config)
     return _finetune(cfg, "sft", cfg.sft, input_path, force)
@@ -227,7 +262,7 @@ def sft_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str
 
 @flow(name="lora")
 def lora_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
-              force: bool = False) -> str:
+              force: bool = False) -> str | None:
     """LoRA fine-tuning of the pretrain checkpoint (adapter only); returns the run."""
     cfg = load_config(config)
     return _finetune(cfg, "lora", cfg.lora, input_path, force)

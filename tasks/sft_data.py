@@ -114,6 +114,15 @@ def _read_messages(parts: list[str]) -> tuple[dict[str, list[_Message]], Counter
     return chats, authors, total
 
 
+def count_authors(messages_parts: list[str]) -> Counter:
+    """Messages per author in WhatsApp messages Parquet parts (system lines have none)."""
+    authors: Counter = Counter()
+    for part in messages_parts:
+        for batch in iter_batches(Path(part), columns=["author"]):
+            authors.update(a for a in batch.column("author").to_pylist() if a is not None)
+    return authors
+
+
 def _match_target(target: str | None, authors: Counter) -> set[str]:
     listing = ", ".join(f"{a!r} ({n})" for a, n in authors.most_common()) or "none"
     if not target or not target.strip():

@@ -11,7 +11,7 @@ import pytest
 from storage.dataset import read_manifest
 from storage.runs import read_run_pointer
 from tests.conftest import ROOT
-from tests.test_flows import _config
+from tests.test_flow_training import _cfg as _training_config
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ def _prefect(local, *args: str, timeout: int = 300) -> subprocess.CompletedProce
 
 
 def test_deployment_run_pipeline_manual_end_to_end(tmp_path, local_prefect):
-    cfg_path = _config(tmp_path)
+    cfg_path = _training_config(tmp_path)  # the example chats and prose, every stage through lora, tiny model
     ls = _prefect(local_prefect, "deployment", "ls")
     assert ls.returncode == 0, ls.stderr
     for name in ("ingest/default", "clean/default", "pipeline/manual", "pipeline/nightly"):
@@ -55,17 +55,20 @@ def test_deployment_run_pipeline_manual_end_to_end(tmp_path, local_prefect):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Completed" in r.stdout
 
-    pointer = read_run_pointer(tmp_path / "data", "t")
+    pointer = read_run_pointer(tmp_path / "data", "train")
+    ingest = read_manifest(pointer["stages"]["ingest"]["path"])
     clean = read_manifest(pointer["stages"]["clean"]["path"])
-    assert clean.counts["in"] == 5 and clean.counts["out"] == 3
+    assert ingest.counts["files_in"] == 6 and clean.counts["in"] == ingest.counts["out"] > 0
     encode = read_manifest(pointer["stages"]["encode"]["path"])  # the whole data chain ran in the worker
     assert encode.counts["tokens_train"] > 0
+    lora = read_manifest(pointer["stages"]["lora"]["path"])  # and the three training runs
+    assert lora.counts["steps"] == 6 and set(lora.stats["assistant_perplexity"]) == {"base", "sft", "lora"}
 
     # A single stage through its own deployment: up to date, so it reuses the same dataset.
     r = _prefect(local_prefect, "deployment", "run", "clean/default", "--param", f"config={cfg_path}", "--watch",
                  "--watch-timeout", "240")
     assert r.returncode == 0 and "Completed" in r.stdout, r.stdout + r.stderr
-    assert read_run_pointer(tmp_path / "data", "t")["stages"]["clean"]["path"] == clean.path
+    assert read_run_pointer(tmp_path / "data", "train")["stages"]["clean"]["path"] == clean.path
 
     # The nightly deployment carries its cron schedule.
     r = _prefect(local_prefect, "deployment", "inspect", "pipeline/nightly")

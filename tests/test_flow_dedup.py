@@ -31,6 +31,7 @@ def _dedup_config(tmp_path: Path, methods: list[str]) -> Path:
     cfg = {
         "name": "d", "data_root": str(tmp_path / "data"),
         "ingest": {"inputs": [{"path": str(inputs / "docs.jsonl")}]},
+        "quality": {"enabled": False},  # two-sentence documents: below the web quality thresholds
         "dedup": {"methods": methods, "suffix_array": {"min_bytes": 60}},
     }
     p = tmp_path / "d.yaml"

@@ -29,13 +29,13 @@ def test_perplexity_stage_tags_then_filters_and_retunes_without_rescoring(tmp_pa
     (tags_ref,) = m.inputs
     assert tags_ref.stage == "perplexity-tags"
     tags = read_manifest(tags_ref.path)
-    assert {i.stage for i in tags.inputs} == {"clean", "kenlm-train"}
+    assert {i.stage for i in tags.inputs} == {"langid", "kenlm-train"}
     assert m.stats["cutoffs"]["en"][0] <= m.stats["cutoffs"]["en"][1]
     rows = list(iter_rows(parquet_files(out["perplexity"])))
     assert rows and all(r["ppl_bucket"] in ("head", "middle") and r["perplexity"] > 0 for r in rows)
     rejected = list(iter_rows(parquet_files(out["perplexity"], "rejected")))
     assert all(r["reason"] == "perplexity_tail" for r in rejected)
-    assert m.counts["in"] == len(rows) + len(rejected) == read_manifest(out["clean"]).rows
+    assert m.counts["in"] == len(rows) + len(rejected) == read_manifest(out["langid"]).rows
 
     tags_mtime = (Path(tags_ref.path) / "manifest.json").stat().st_mtime_ns
     kenlm = [d for d in list_datasets(tmp_path / "data") if d.parent.name == "kenlm-train"]
@@ -54,4 +54,4 @@ def test_perplexity_without_models_passes_documents_through(tmp_path, prefect_ha
     from flows.pipeline import pipeline_flow
 
     out = pipeline_flow(config=str(_config(tmp_path)), stop_after="perplexity")
-    assert out["perplexity"] == out["clean"]
+    assert out["perplexity"] == out["quality"] == out["langid"]  # quality is off in this config

@@ -20,6 +20,7 @@ def _token_config(tmp_path: Path) -> Path:
         "ingest": {"inputs": [{"path": str(ROOT / "examples" / "text" / "*.txt"), "kind": "text"},
                               {"path": str(ROOT / "examples" / "text" / "blog_posts.jsonl")}],
                    "text_split": "paragraph"},
+        "quality": {"enabled": False},  # paragraphs of a few sentences: below the web quality thresholds
         "sample": {"fraction": 0.5, "min_bytes": 1000},
         "tokenizer": {"vocab_size": 300, "min_frequency": 1},
         "encode": {"val_fraction": 0.2},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from storage.dataset import read_manifest
@@ -25,8 +26,8 @@ def _cfg(tmp_path: Path) -> Path:
         "sample": {"min_bytes": 1_000_000},
         "tokenizer": {"vocab_size": 400, "min_frequency": 1},
         "encode": {"val_fraction": 0.2},
-        "pretrain": {**TRAIN, "block_size": 32, "model": {"d_model": 32, "n_layers": 1, "n_heads": 2}},
-        "sft_data": {"target_author": "sam", "block_size": 32},
+        "pretrain": {**TRAIN, "block_size": 64, "model": {"d_model": 32, "n_layers": 1, "n_heads": 2}},
+        "sft_data": {"target_author": "sam", "block_size": 64},
         "sft": TRAIN,
         "lora": {**TRAIN, "rank": 2},
     }
@@ -63,3 +64,25 @@ def test_training_stages_publish_runs_and_evaluate(tmp_path, prefect_harness):
     r = CliRunner().invoke(app, ["chat", "--checkpoint", out["sft"], "--once", "Hi Sam!", "--max-new-tokens", "8"])
     assert r.exit_code == 0, r.output
     assert r.output.strip()
+
+
+def test_chat_stages_are_skipped_until_a_target_author_is_named(tmp_path, prefect_harness):
+    from flows.pipeline import pipeline_flow
+    from flows.resolve import MissingInputError, planned_output, planned_ref
+    from flows.training import chat_stages_active
+
+    p = _cfg(tmp_path)
+    cfg = json.loads(p.read_text())
+    del cfg["sft_data"]["target_author"]
+    p.write_text(json.dumps(cfg))
+    out = pipeline_flow(config=str(p), only=["ingest", "sft-data", "sft", "lora"])
+    assert out["sft-data"] is None and out["sft"] is None and out["lora"] is None
+    assert sorted(d.name for d in (tmp_path / "data").iterdir()) == ["ingest", "runs"]
+
+    from flows.config import load_config
+
+    loaded = load_config(p)
+    assert not chat_stages_active(loaded)
+    assert planned_ref(loaded, "lora") is None and planned_ref(loaded, "pretrain") is not None
+    with pytest.raises(MissingInputError, match="need sft_data.target_author"):
+        planned_output(loaded, "sft")

@@ -191,6 +191,20 @@ def test_chat_conversations_are_kept_and_never_rewritten():
     assert _reject_reason(CHAT, source="commoncrawl", lang="fr") is not None
 
 
+def test_hard_wrapped_plain_text_keeps_its_paragraphs_as_prose():
+    import textwrap
+
+    wrapped = "\n\n".join(textwrap.fill(p, 72) for p in GOOD_PROSE.split("\n\n"))
+    assert len(wrapped.splitlines()) > 10  # lines that end mid-sentence
+    as_web = document_signals(wrapped, "web", stop_words=frozenset(["the", "and"]))
+    as_prose = document_signals(wrapped, "prose", stop_words=frozenset(["the", "and"]))
+    assert as_web.signals["quality_c4_lines_removed"] > 5  # web rules judge each wrapped line
+    assert as_prose.signals["quality_c4_lines_removed"] == 0
+    assert as_prose.text == GOOD_PROSE  # one line per paragraph, paragraphs kept
+    assert _reject_reason(wrapped, source="text") is None  # plain-text files are prose by default
+    assert _reject_reason(wrapped, source="commoncrawl") == "quality_min_c4_sentences"
+
+
 def test_real_whatsapp_conversations_mostly_pass_the_chat_rules():
     from tasks.whatsapp.documents import chat_to_documents
     from tasks.whatsapp.parser import parse_whatsapp_export

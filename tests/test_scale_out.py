@@ -40,10 +40,11 @@ def test_dask_cluster_outputs_are_byte_identical_to_single_process(tmp_path, pre
 
     from flows.pipeline import pipeline_flow
 
-    local = pipeline_flow(config=str(_cfg(tmp_path, "local", {"kind": "thread", "workers": 1})))
+    local = pipeline_flow(config=str(_cfg(tmp_path, "local", {"kind": "thread", "workers": 1})), stop_after="encode")
     with LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster:
-        dask = pipeline_flow(config=str(_cfg(tmp_path, "dask", {"kind": "dask", "dask_address": cluster.scheduler_address})))
+        dask = pipeline_flow(config=str(_cfg(tmp_path, "dask", {"kind": "dask", "dask_address": cluster.scheduler_address})),
+                             stop_after="encode")
     assert set(local) == set(dask)
     compared = 0
     for stage in read_run_pointer(tmp_path / "local", "local")["stages"]:

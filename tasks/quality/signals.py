@@ -252,6 +252,16 @@ class C4Result:
     removed_by_rule: dict[str, int]
 
 
+def unwrap_paragraphs(text: str) -> str:
+    """Plain-text prose with hard-wrapped lines as one line per paragraph (blank lines separate paragraphs).
+
+    The C4 line rules judge lines as an HTML page yields them, one per block; a book or a note wrapped at 80
+    columns would lose every line that does not happen to end a sentence.
+    """
+    paragraphs = re.split(r"\n[ \t]*\n", text)
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines() if line.strip()) for p in paragraphs)
+
+
 def c4_lines(text: str, rules: C4Rules) -> C4Result:
     """Apply the C4 line rules; count sentences, "lorem ipsum" and "{" in the lines that survive them.
 
@@ -328,7 +338,7 @@ def strip_chat_authors(text: str) -> str:
 # One document
 # ---------------------------------------------------------------------------------------------------------------
 
-RULE_SETS = ("web", "chat", "none")
+RULE_SETS = ("web", "prose", "chat", "none")
 
 SIGNAL_COLUMNS: tuple[str, ...] = (
     "quality_words",
@@ -382,6 +392,8 @@ def document_signals(
 
     - `web`: Gopher quality and repetition on the text as it is, then the C4 line rules, which also produce the
       text to keep (when `c4.remove_lines`).
+    - `prose`: as `web`, for plain-text files whose paragraphs are hard-wrapped: the C4 line rules judge whole
+      paragraphs (their lines joined), and the kept text has one line per paragraph.
     - `chat`: Gopher quality and repetition on the messages without author prefixes; the text is never changed
       and the C4 columns stay empty (chat lines are short and unpunctuated by nature).
     - `none`: no signals; the filter keeps the document.
@@ -399,7 +411,7 @@ def document_signals(
     signals.update(repetition_signals(measured, tokens))
     if rule_set == "chat":
         return DocumentSignals(text, signals, {})
-    result = c4_lines(text, c4 or C4Rules())
+    result = c4_lines(unwrap_paragraphs(text) if rule_set == "prose" else text, c4 or C4Rules())
     signals.update(
         quality_c4_lines_removed=result.lines_removed,
         quality_c4_chars_removed=result.chars_removed,

@@ -34,7 +34,7 @@ STAGE = "quality"
 STAGE_VERSION = "1"
 FILTER_STAGE_VERSION = "1"
 
-RuleSet = Literal["web", "chat", "none"]
+RuleSet = Literal["web", "prose", "chat", "none"]
 RULE_SET_COLUMN = "quality_rule_set"
 
 
@@ -42,7 +42,8 @@ class QualitySignalsParams(StrictModel):
     """What the tagging computes: the rule set per source, the C4 line rules, stop-word lists per language."""
 
     rule_sets: dict[str, RuleSet] = Field(
-        default_factory=lambda: {"whatsapp": "chat"}, description="Rule set per value of the `source` column."
+        default_factory=lambda: {"whatsapp": "chat", "text": "prose"},
+        description="Rule set per value of the `source` column.",
     )
     default_rule_set: RuleSet = Field("web", description="Rule set of sources not listed in `rule_sets`.")
     c4_remove_lines: bool = Field(True, description="Web text: drop the lines the C4 line rules reject.")
@@ -131,9 +132,10 @@ def chat_thresholds() -> QualityThresholds:
 
 
 class QualityFilterParams(StrictModel):
-    """Thresholds per rule set (documents of rule set `none` are always kept)."""
+    """Thresholds per rule set (documents of rule set `none` are always kept); `prose` starts as `web`."""
 
     web: QualityThresholds = Field(default_factory=QualityThresholds)
+    prose: QualityThresholds = Field(default_factory=QualityThresholds)
     chat: QualityThresholds = Field(default_factory=chat_thresholds)
 
 
@@ -283,7 +285,7 @@ def quality_reasons(table: pa.Table | pa.RecordBatch, params: QualityFilterParam
     reasons = np.full(n, None, dtype=object)
     kinds = np.asarray(table.column(RULE_SET_COLUMN).to_pylist(), dtype=object)
     values = {name: _as_numbers(table.column(name), name) for name in SIGNAL_COLUMNS}
-    for rule_set, thresholds in (("web", params.web), ("chat", params.chat)):
+    for rule_set, thresholds in (("web", params.web), ("prose", params.prose), ("chat", params.chat)):
         in_set = kinds == rule_set
         if not in_set.any():
             continue

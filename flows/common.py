@@ -4,8 +4,11 @@ configurable task runner with per-shard resume, publish as a Prefect asset, and 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +24,8 @@ from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from flows.config import PipelineConfig
-from storage.dataset import DatasetWriter, InputRef, Manifest, find_dataset, read_manifest
+from flows.report import bar
+from storage.dataset import REJECTED, DatasetWriter, InputRef, Manifest, find_dataset, read_manifest
 from storage.fingerprint import fingerprint
 from storage.parquet import parquet_files
 from storage.runs import record_stage
@@ -97,6 +101,61 @@ def build_task_runner(runner: RunnerParams) -> TaskRunner:
     return ThreadPoolTaskRunner(max_workers=workers)
 
 
+def shard_key(*parts: object) -> str:
+    """The content key of one shard's work: everything its output bytes depend on (never paths of this run)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _reusable_shards(data_root: str | os.PathLike, stage: str) -> dict[str, tuple[Path, dict]]:
+    """Shards of the published datasets of `stage`, by content key (for incremental reruns)."""
+    found: dict[str, tuple[Path, dict]] = {}
+    for mf in sorted(Path(data_root, stage).glob("*/manifest.json")):
+        try:
+            shards = json.loads(mf.read_text(encoding="utf-8")).get("stats", {}).get("shards") or []
+        except (OSError, json.JSONDecodeError):
+            continue
+        for entry in shards:
+            if isinstance(entry, dict) and entry.get("key"):
+                found.setdefault(entry["key"], (mf.parent, entry))
+    return found
+
+
+_INDEX = re.compile(r"\d{5}")
+
+
+def _renumbered(rel: str, index: int) -> str:
+    """`rejected/part-00003.parquet` as the file of shard `index` (the last 5-digit number is the shard's)."""
+    folder, _, name = rel.rpartition("/")
+    matches = list(_INDEX.finditer(name))
+    if matches:
+        m = matches[-1]
+        name = f"{name[: m.start()]}{index:05d}{name[m.end():]}"
+    return f"{folder}/{name}" if folder else name
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".partial")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(src, tmp)  # datasets are immutable: sharing the bytes is safe
+    except OSError:
+        shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
+
+
+def _write_record(writer: DatasetWriter, name: str, result: Any, key: str | None, files: Sequence[Path],
+                  reused_from: str | None = None) -> None:
+    record = writer.shard_record(name)
+    entry = {"result": dataclasses.asdict(result), "key": key,
+             "files": [f.relative_to(writer.tmp).as_posix() for f in files if f.is_file()]}
+    if reused_from:
+        entry["reused_from"] = reused_from
+    tmp = record.with_suffix(".json.partial")
+    tmp.write_text(json.dumps(entry), encoding="utf-8")
+    os.replace(tmp, record)
+
+
 def run_shards(
     shard_task: Any,
     calls: Sequence[dict],
@@ -104,30 +163,58 @@ def run_shards(
     writer: DatasetWriter,
     result_type: type,
     runner: RunnerParams,
+    *,
+    keys: Sequence[str | None] | None = None,
+    outputs: Sequence[Sequence[str | os.PathLike]] | None = None,
 ) -> list:
     """Run `shard_task(**call)` for every call, in parallel on the configured runner.
 
-    A shard whose result was recorded by an earlier, interrupted run of the same dataset is not redone.
-    Results come back in the order of `calls`, whatever order the shards finish in.
+    A shard whose result was recorded by an earlier, interrupted run of the same dataset is not redone. With
+    `keys` (each shard's content key, see `shard_key`) and `outputs` (the files each call writes), a shard that
+    an earlier published dataset of this stage already computed from the same content is not redone either:
+    its files are linked into this dataset (the nightly refresh processes only new input files). Results
+    come back in the order of `calls`, whatever order the shards finish in.
     """
     results: list = [None] * len(calls)
     todo: list[int] = []
     for i, name in enumerate(names):
         record = writer.shard_record(name)
         if record.is_file():
-            results[i] = result_type(**json.loads(record.read_text(encoding="utf-8")))
+            entry = json.loads(record.read_text(encoding="utf-8"))
+            results[i] = result_type(**entry["result"])
         else:
             todo.append(i)
+    if todo and keys is not None and outputs is not None:
+        earlier = _reusable_shards(writer.data_root, writer.stage)
+        reused = 0
+        for i in list(todo):
+            hit = earlier.get(keys[i]) if keys[i] else None
+            if hit is None:
+                continue
+            old_dir, entry = hit
+            sources = [old_dir / rel for rel in entry.get("files", [])]
+            if not all(src.is_file() for src in sources):
+                continue
+            files = []
+            for src, rel in zip(sources, entry["files"], strict=True):
+                dst = writer.tmp / _renumbered(rel, i)
+                _link_or_copy(src, dst)
+                files.append(dst)
+            results[i] = result_type(**entry["result"])
+            _write_record(writer, names[i], results[i], keys[i], files, reused_from=old_dir.name)
+            todo.remove(i)
+            reused += 1
+        if reused:
+            get_run_logger().info("%s: %d of %d shard(s) unchanged since an earlier run, reused; %d to compute",
+                                  writer.stage, reused, len(calls), len(todo))
     if todo:
         with build_task_runner(runner) as task_runner, _progress(writer.stage, len(calls), len(calls) - len(todo)) as advance:
             futures = {task_runner.submit(shard_task, parameters=calls[i]): i for i in todo}
             for future in as_completed(list(futures)):
                 i = futures[future]
                 results[i] = future.result()
-                record = writer.shard_record(names[i])
-                tmp = record.with_suffix(".json.partial")
-                tmp.write_text(json.dumps(dataclasses.asdict(results[i])), encoding="utf-8")
-                os.replace(tmp, record)
+                files = [Path(f) for f in outputs[i]] if outputs is not None else []
+                _write_record(writer, names[i], results[i], keys[i] if keys is not None else None, files)
                 advance()
     return results
 
@@ -195,8 +282,13 @@ def manifest_markdown(m: Manifest) -> str:
     lines += ["", "## Counts", "", "| count | value |", "|---|---:|"]
     lines += [f"| {k} | {_fmt(v)} |" for k, v in m.counts.items()]
     if "in" in m.counts and "out" in m.counts and m.counts["in"]:
-        kept = m.counts["out"] / m.counts["in"]
-        lines += ["", f"Kept {kept:.1%} of the input rows."]
+        total = m.counts["in"]
+        lines += ["", f"Kept {m.counts['out'] / total:.1%} of the input rows.", "",
+                  "| rows | share | |", "|---|---:|---|", f"| kept | {m.counts['out'] / total:.1%} | "
+                  f"`{bar(m.counts['out'] / total)}` |"]
+        for k, v in sorted(m.counts.items(), key=lambda kv: -kv[1] if isinstance(kv[1], int) else 0):
+            if k.startswith(("dropped_", "skipped_")) and isinstance(v, int) and v:
+                lines.append(f"| {k} | {v / total:.1%} | `{bar(v / total)}` |")
     return "\n".join(lines) + "\n"
 
 
@@ -249,9 +341,17 @@ def parts_stage(
         return done
     parts = parquet_files(input_path)
     shared = before(plan) if before else {}
+    part_sha = {f.name: f.sha256 for f in read_manifest(input_path).files}
+    context = [stage, stage_version, params, [i.fingerprint for i in extra_inputs],
+               {k: v for k, v in shared.items() if _jsonable(v)}]
     with plan.writer() as w:
         calls = [{**call_for(i, p, w), **shared} for i, p in enumerate(parts)]
-        results = run_shards(task, calls, [p.stem for p in parts], w, result_type, cfg.runner)
+        shas = [part_sha.get(p.relative_to(input_path).as_posix()) for p in parts]
+        keys = [shard_key(*context, sha) if sha else None for sha in shas]
+        outputs = [[w.tmp / f"part-{i:05d}.parquet", w.tmp / REJECTED / f"part-{i:05d}.parquet"]
+                   for i in range(len(parts))]
+        results = run_shards(task, calls, [p.stem for p in parts], w, result_type, cfg.runner, keys=keys,
+                             outputs=outputs)
         counts, stats = summarize(results)
         if shared:
             stats = {**stats, **{k: v for k, v in shared.items() if _jsonable(v)}}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from flows.common import make_plan, publish, run_shards, shard_task, up_to_date
+from flows.common import make_plan, publish, run_shards, shard_key, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
 from storage.dataset import InputRef
 from tasks import ingest as ingest_stage
@@ -44,9 +44,16 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
             }
             for i, f in enumerate(files)
         ]
+        # A file's documents depend on its content, kind, name and the ingest settings, not on the other files:
+        # a nightly run reuses the parts of files an earlier run already read.
+        settings = {k: v for k, v in cfg.ingest.fingerprint_params().items() if k != "inputs"}
+        keys = [shard_key(ingest_stage.STAGE, ingest_stage.STAGE_VERSION, settings, f.sha256, f.kind, f.source,
+                          Path(f.path).name, has_messages) for f in files]
+        outputs = [[w.tmp / f"part-{i:05d}.parquet", w.tmp / "messages" / f"part-{i:05d}.parquet"]
+                   for i in range(len(files))]
         results = run_shards(
             ingest_file_task, calls, [f"part-{i:05d}" for i in range(len(files))], w,
-            ingest_stage.IngestShardResult, cfg.runner,
+            ingest_stage.IngestShardResult, cfg.runner, keys=keys, outputs=outputs,
         )
         for r in results:
             if r.error:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
 
 from flows.config import PipelineConfig, load_config
 from flows.registry import get_stage, select_stages
+from flows.report import funnel, funnel_markdown, funnel_png, png_markdown
 
 
 @flow(name="pipeline")
@@ -28,4 +32,18 @@ def pipeline_flow(
             # The upstream output when it ran here (a data edge in the run graph), else found by its plan.
             kwargs["input_path"] = outputs.get(spec.upstream)
         outputs[name] = spec.flow(**kwargs)
+    _funnel_artifact(cfg)
     return outputs
+
+
+def _funnel_artifact(cfg: PipelineConfig) -> None:
+    """The data funnel of this config's datasets as a table and a chart (`pipeline-funnel` artifact)."""
+    steps = funnel(cfg.data_root, cfg.name)
+    if not steps:
+        return
+    png = funnel_png(steps, Path(cfg.data_root) / "runs" / f"{cfg.name}-funnel.png")
+    markdown = f"# Data funnel of '{cfg.name}'\n\n{funnel_markdown(steps)}\n"
+    if png is not None:
+        markdown += png_markdown(png, "documents and bytes kept per stage") + "\n"
+    create_markdown_artifact(key="pipeline-funnel", markdown=markdown,
+                             description=f"documents and bytes kept per stage ({cfg.name})")

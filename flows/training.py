@@ -16,6 +16,7 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 
 from flows.common import StagePlan, input_ref, make_plan, publish, up_to_date
 from flows.config import PipelineConfig, load_config
+from flows.report import png_markdown
 from flows.resolve import MissingInputError, planned_output, planned_ref, upstream_dataset
 from storage.dataset import InputRef, read_manifest
 from storage.parquet import count_rows, parquet_files
@@ -92,8 +93,8 @@ def _publish_run(cfg: PipelineConfig, plan: StagePlan, w, done: dict, extra_stat
     if loss_png.is_file():
         create_markdown_artifact(
             key=f"{plan.stage}-loss",
-            markdown=f"# {plan.stage} loss\n\n![loss curve]({loss_png.resolve().as_uri()})\n\n"
-                     f"Final: {json.dumps(summary.get('train', {}))}\n",
+            markdown=f"# {plan.stage} loss\n\n{png_markdown(loss_png, 'loss curve')}\n\n"
+                     f"Final: {json.dumps(summary.get('train', {}))}\n\nFile: `{loss_png}`\n",
             description=f"{plan.stage} loss curve",
         )
     return path

@@ -245,6 +245,20 @@ class DatasetWriter:
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{name}.json"
 
+    def _shard_entries(self) -> list[dict]:
+        """The shard records that carry a content key: kept in the manifest so a later dataset of the same stage
+        can reuse a shard computed from the same content (name, key, its files, its result)."""
+        folder = self.tmp / ".shards"
+        entries = []
+        for record in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            try:
+                entry = json.loads(record.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            if isinstance(entry, dict) and entry.get("key"):
+                entries.append({"name": record.stem, **entry})
+        return entries
+
     def publish(self, counts: Mapping, stats: Mapping | None = None, replace: bool = False) -> Path:
         """Write the manifest and rename the temp directory into place; returns the dataset path.
 
@@ -269,6 +283,10 @@ class DatasetWriter:
 
                 entry.tokens = count_tokens(f)
             files.append(entry)
+        stats = dict(stats or {})
+        shards = self._shard_entries()
+        if shards:
+            stats["shards"] = shards
         manifest = Manifest(
             stage=self.stage,
             stage_version=self.stage_version,
@@ -277,7 +295,7 @@ class DatasetWriter:
             inputs=self.inputs,
             files=files,
             counts=dict(counts),
-            stats=dict(stats or {}),
+            stats=stats,
             started_at=self._started,
             finished_at=_now(),
             seconds=round(time.monotonic() - self._t0, 3),

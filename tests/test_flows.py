@@ -148,8 +148,36 @@ def test_stage_publishes_a_report_artifact_and_an_asset_event(tmp_path, pipeline
     mine = [a for a in arts if out["clean"] in (a.get("data") or "")]
     assert mine, "no clean-report artifact mentions the clean dataset"
     assert "dropped_too_short" in mine[0]["data"] and "## Inputs" in mine[0]["data"]
+    assert "| dropped_too_short | 20.0% |" in mine[0]["data"]  # 1 of 5 rows, with its bar
     materialized = [e for e in events.get("events", []) if e["event"] == "prefect.asset.materialization.succeeded"
                     and e["resource"]["prefect.resource.id"] == key]
     assert materialized, "no asset materialization event for the clean dataset"
     related = {r["prefect.resource.id"] for r in materialized[0]["related"]}
     assert Path(out["ingest"]).resolve().as_uri() in related
+
+
+def test_pipeline_publishes_the_data_funnel_as_table_and_chart(tmp_path, pipeline):
+    from prefect.client.orchestration import get_client
+
+    from flows.report import funnel
+
+    out = pipeline(config=str(_config(tmp_path)), stop_after="langid")
+    steps = funnel(tmp_path / "data", "t")
+    assert [s.stage for s in steps] == ["ingest", "clean", "langid"]
+    assert steps[0].docs_out == 5 and steps[1].docs_out == 3 == steps[1].docs_in - 2
+    assert steps[1].removed == {"empty_after_clean": 1, "too_short": 1}
+    png = tmp_path / "data" / "runs" / "t-funnel.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    async def fetch():
+        async with get_client() as client:
+            r = await client.request("POST", "/artifacts/filter",
+                                     json={"artifacts": {"key": {"any_": ["pipeline-funnel"]}}, "limit": 20,
+                                           "sort": "CREATED_DESC"})
+            return r.json()
+
+    arts = [a for a in asyncio.run(fetch()) if "'t'" in (a.get("data") or "")]
+    assert arts, "no pipeline-funnel artifact for this run"
+    data = arts[0]["data"]
+    assert "| clean | 5 | 3 | 60% |" in data and "data:image/png;base64," in data
+    assert out["langid"]

@@ -39,3 +39,5 @@ def test_each_stage_has_a_default_deployment_and_the_pipeline_two():
     assert {"pipeline/manual", "pipeline/nightly"} <= names
     nightly = next(d for d in _deployments() if d["name"] == "nightly")
     assert nightly["schedules"][0]["cron"] == "0 3 * * *"
+    assert "pretrain" not in nightly["parameters"]["only"] and "sft-data" in nightly["parameters"]["only"]
+    assert set(nightly["parameters"]["only"]) <= set(STAGE_NAMES)

@@ -8,11 +8,15 @@ copies of the CC documents — exact copies, near copies (2 % of words replaced,
 (the first half of the paragraphs followed by new text) — and a shared 300-byte footer on a fifth of all
 documents. Tables:
 
-1. removal per method, each run alone on the same input (plus the default chain exact → MinHash → suffix array);
-2. MinHash throughput, ours (signature + buckets + cluster + filter) against datatrove's four MinHash steps
+1. removal per method, each run alone on the same input (plus the default chain exact → MinHash → suffix array),
+   with the share of removals whose record names the survivor;
+2. MinHash recall per similarity band on labelled near-duplicates made from the news articles by realistic edits
+   (typos, inserted/deleted words and sentences, reordering, boilerplate), beside the S-curve's prediction, for
+   14 × 8 and for `threshold: 0.5`;
+3. MinHash throughput, ours (signature + buckets + cluster + filter) against datatrove's four MinHash steps
    with the same settings (5-grams, 14 × 8, one task each), each in its own process: documents/s on one core
    and that process's peak RSS; the S-curve of 14 × 8 beside it;
-3. suffix-array build MB/s (divsufsort, Kasai LCP) and Bloom-filter checks/s.
+4. suffix-array build MB/s (divsufsort, Kasai LCP) and Bloom-filter checks/s.
 
 datatrove 0.10 hashes `str` with xxhash, which xxhash ≥ 4 refuses; the bench encodes to UTF-8 first (the same
 function otherwise). Without datatrove installed, its rows say so and our side is still printed.
@@ -202,8 +206,9 @@ def removal_table(corpus: dict, work: Path) -> list[tuple]:
     ]
     for name, fn in methods:
         t0 = time.perf_counter()
-        _, (counts, stats) = fn(corpus["parts"], work / name.split()[0] / str(len(rows)))
-        rows.append((name, counts, stats, time.perf_counter() - t0))
+        folder = work / name.split()[0] / str(len(rows))
+        _, (counts, stats) = fn(corpus["parts"], folder)
+        rows.append((name, counts, {**stats, "named": _named_survivors([folder])}, time.perf_counter() - t0))
     # the default chain: each method on the previous one's output
     parts = corpus["parts"]
     t0 = time.perf_counter()
@@ -214,8 +219,25 @@ def removal_table(corpus: dict, work: Path) -> list[tuple]:
     final = dict(chain_counts["suffix"])
     final["in"] = chain_counts["exact"]["in"]
     final["bytes_in"] = chain_counts["exact"]["bytes_in"]
-    rows.append(("chain exact→minhash→SA", final, {}, time.perf_counter() - t0))
+    for key in {k for c in chain_counts.values() for k in c if k.startswith("spans_removed_")}:
+        final[key] = sum(c.get(key, 0) for c in chain_counts.values())
+    named = _named_survivors([work / "chain" / n for n in chain_counts])
+    rows.append(("chain exact→minhash→SA", final, {"named": named}, time.perf_counter() - t0))
     return rows
+
+
+def _named_survivors(folders: list[Path]) -> float:
+    """Share of removal records (rejected documents and cut spans) that name the document kept instead."""
+    from storage.parquet import iter_rows
+
+    total = named = 0
+    for folder in folders:
+        for sub in ("rejected", "spans"):
+            for p in sorted((folder / sub).glob("*.parquet")):
+                for r in iter_rows(p, ["duplicate_of"]):
+                    total += 1
+                    named += r["duplicate_of"] is not None
+    return named / total if total else float("nan")
 
 
 def _roots(dropped: dict[str, str]):
@@ -274,15 +296,59 @@ def print_quality(corpus: dict, work: Path) -> None:
 
 def print_removal(rows: list[tuple]) -> None:
     print(
-        f"\n{'method':<26} {'docs in':>8} {'dropped':>8} {'drop %':>7} {'spans cut':>9} {'bytes removed %':>15} {'s':>6}"
+        f"\n{'method':<26} {'docs in':>8} {'dropped':>8} {'drop %':>7} {'spans cut':>9} {'bytes removed %':>15} "
+        f"{'survivor named':>14} {'s':>6}"
     )
-    for name, c, _, sec in rows:
+    for name, c, stats, sec in rows:
         dropped = c["in"] - c["out"]
         spans = sum(v for k, v in c.items() if k.startswith("spans_removed_"))
         removed = 1 - c["bytes_out"] / c["bytes_in"] if c["bytes_in"] else 0
         print(
-            f"{name:<26} {c['in']:>8,} {dropped:>8,} {dropped / c['in']:>7.1%} {spans:>9,} {removed:>15.1%} {sec:>6.1f}"
+            f"{name:<26} {c['in']:>8,} {dropped:>8,} {dropped / c['in']:>7.1%} {spans:>9,} {removed:>15.1%} "
+            f"{stats.get('named', float('nan')):>14.1%} {sec:>6.1f}"
         )
+    print("(survivor named: removal records whose duplicate_of is set; Bloom's misses are false positives)")
+
+
+def print_labelled_near_duplicates(work: Path, pairs: int) -> None:
+    """MinHash recall per Jaccard band on near-duplicates made here, beside the S-curve at each pair's similarity."""
+    from storage.parquet import iter_rows
+    from tasks.dedup.common import write_documents
+    from tasks.dedup.evaluation import evaluate_pairs, make_labelled_corpus, pairs_from_duplicates
+    from tasks.dedup.minhash import minhash_dedup_local
+    from tasks.dedup.params import MinhashDedupParams
+
+    if not ARTICLES.is_file():
+        print(f"\nlabelled near-duplicates: skipped ({ARTICLES} not found)")
+        return
+    labelled_ids = set(ARTICLES.with_suffix(".truth").read_text(encoding="utf-8").split())
+    texts = [
+        line.partition(" ")[2]
+        for line in ARTICLES.read_text(encoding="utf-8").splitlines()
+        if line.strip() and line.partition(" ")[0] not in labelled_ids
+    ]
+    corpus = make_labelled_corpus(texts, seed=5, pairs=min(pairs, len(texts) // 2), singles=100)
+    kinds = sorted({k for p in corpus.pairs for k in p.edits})
+    print(
+        f"\nMinHash on {len(corpus.pairs)} labelled near-duplicate pairs + {corpus.singles} singles made from the "
+        f"news articles (0–40 edits each: {', '.join(kinds)})"
+    )
+    for label, params in (
+        ("14 × 8 (default)", MinhashDedupParams()),
+        ("threshold 0.5", MinhashDedupParams(threshold=0.5)),
+    ):
+        folder = work / label.split()[0]
+        ins = [
+            str(write_documents(folder / "in" / f"part-{k:05d}.parquet", corpus.docs[k::3])) for k in range(3)
+        ]
+        out, rej, _ = _paths(folder, 3)
+        minhash_dedup_local(ins, out, rej, str(folder / "tmp"), params)
+        found = pairs_from_duplicates(
+            (r["id"], r["duplicate_of"]) for p in rej for r in iter_rows(Path(p), ["id", "duplicate_of"])
+        )
+        ev = evaluate_pairs(corpus.pairs, found, params.bands, params.rows)
+        print(f"{label}: {params.bands} bands × {params.rows} rows, midpoint {params.midpoint:.3f}")
+        print("  " + ev.table().replace("\n", "\n  "))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -487,8 +553,10 @@ def main() -> None:
             f"corpus: {corpus['docs']:,} documents, {corpus['bytes'] / 1e6:.1f} MB in {N_PARTS} parts ({kinds}; 20 % with a shared footer)"
         )
 
-        print_removal(removal_table(corpus, folder / "methods"))
+        removal = removal_table(corpus, folder / "methods")
+        print_removal(removal)
         print_quality(corpus, folder / "methods")
+        print_labelled_near_duplicates(folder / "labelled", 300 if args.quick else 450)
 
         ours = run_worker("ours", folder)
         if args.skip_datatrove:
@@ -514,6 +582,11 @@ def main() -> None:
         print(
             f"\nBloom filter (pybloom-live, fp 0.01): {add_s:,.0f} check-and-insert/s, {check_s:,.0f} checks/s; "
             f"measured false-positive rate at capacity {fp:.4f}"
+        )
+        bloom_row = next(r for r in removal if r[0].startswith("bloom"))
+        print(
+            f"Bloom sub-stage end to end (13-gram hashing, filter, survivor index, Parquet in/out): "
+            f"{bloom_row[2]['checks'] / bloom_row[3]:,.0f} checks/s over {bloom_row[2]['checks']:,} n-grams"
         )
 
 

@@ -107,6 +107,14 @@ class PipelineConfig(StrictModel):
     sft: SftParams = Field(default_factory=SftParams)
     lora: LoraParams = Field(default_factory=LoraParams)
 
+    @model_validator(mode="after")
+    def _token_ids_fit(self) -> PipelineConfig:
+        # Caught here, not after the tokenizer has been trained.
+        if self.encode.dtype == "uint16" and self.tokenizer.vocab_size > 65_536:
+            raise ValueError(f"encode.dtype uint16 holds ids below 65,536 but tokenizer.vocab_size is "
+                             f"{self.tokenizer.vocab_size:,}: use dtype uint32 or auto")
+        return self
+
 
 def _format_errors(source: str, err: ValidationError) -> str:
     lines = []
@@ -114,6 +122,8 @@ def _format_errors(source: str, err: ValidationError) -> str:
         key = ".".join(str(p) for p in e["loc"]) or "(top level)"
         if e["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key '{key}'")
+        elif e["type"] == "value_error" and not e["loc"]:
+            lines.append(f"{source}: {e['msg'].removeprefix('Value error, ')}")
         else:
             lines.append(f"{source}: '{key}': {e['msg']}")
     return "; ".join(lines)

@@ -127,6 +127,8 @@ def _run_bloom(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: P
             [f"bloom-{i:05d}"], w, DedupShardResult, cfg.runner,
         )
         results.append(r)
+        if previous is not None:  # part i read it; the survivor keys beside it stay for the later parts
+            Path(previous).unlink(missing_ok=True)
         previous = filter_out
     return bloom.summarize_bloom(results, p)
 
@@ -152,9 +154,14 @@ RUNNERS: dict[str, Callable[..., tuple[dict, dict]]] = {
 }
 
 
+METHOD_MODULES = {"exact": exact, "minhash": minhash, "bloom": bloom, "suffix_array": suffix_array}
+
+
 def plan_method(cfg: PipelineConfig, method: str, src: InputRef) -> StagePlan:
     params = getattr(cfg.dedup, method).fingerprint_params()
-    return make_plan(cfg, STAGE_NAMES[method], STAGE_VERSION, params, [src])
+    # The method's own version: a change in how it decides makes new datasets instead of reusing old ones.
+    version = f"{STAGE_VERSION}.{METHOD_MODULES[method].STAGE_VERSION}"
+    return make_plan(cfg, STAGE_NAMES[method], version, params, [src])
 
 
 def run_method(cfg: PipelineConfig, method: str, input_path: str, force: bool = False) -> str:

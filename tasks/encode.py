@@ -24,7 +24,7 @@ from pydantic import Field
 
 from storage.fingerprint import hash_file
 from storage.parquet import iter_batches, read_schema
-from storage.tokens import TokenShardWriter, check_vocab_fits, dtype_for_vocab
+from storage.tokens import TokenShardError, TokenShardWriter, check_vocab_fits, dtype_for_vocab
 from tasks.base import StrictModel
 from tasks.sample import below, document_keys, nominal_threshold
 from tasks.tokenizer import EOT, load_tokenizer, special_token_ids, tokenizer_file
@@ -88,9 +88,16 @@ def encode_shard(
         )
     tok = load_tokenizer(tokenizer_path)
     vocab_size = tok.get_vocab_size()
-    dtype = (
-        dtype_for_vocab(vocab_size) if params.dtype == "auto" else check_vocab_fits(vocab_size, params.dtype)
-    )
+    try:
+        dtype = (
+            dtype_for_vocab(vocab_size)
+            if params.dtype == "auto"
+            else check_vocab_fits(vocab_size, params.dtype)
+        )
+    except TokenShardError as e:
+        raise TokenShardError(
+            f"{tokenizer_file(tokenizer_path)}: {e} (encode.dtype is {params.dtype!r})"
+        ) from None
     eot = tok.token_to_id(EOT)
     val_threshold = nominal_threshold(params.val_fraction) if params.val_fraction > 0 else 0
     result = EncodeShardResult(

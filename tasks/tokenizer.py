@@ -185,6 +185,16 @@ def _documents(
             yield text, text
 
 
+def _describe(source: object) -> str:
+    """Where training text came from, for messages: the parts' folder, a file, or "tokenizer input"."""
+    if isinstance(source, (str, os.PathLike)) and _is_part(source):
+        return str(source)
+    if isinstance(source, Sequence) and not isinstance(source, str) and source and _is_part(source[0]):
+        folders = sorted({str(Path(p).parent) for p in source})
+        return folders[0] if len(folders) == 1 else f"{folders[0]} (and {len(folders) - 1} more folders)"
+    return "tokenizer input"
+
+
 def train_tokenizer(
     source: Iterable[str] | Sequence[str | os.PathLike] | str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -246,8 +256,8 @@ def train_tokenizer(
     info.train_seconds = round(time.perf_counter() - t0, 3)
     if info.train_docs == 0:
         raise ValueError(
-            f"tokenizer: the sample is empty ({info.empty_docs} empty documents, no text); "
-            "check the sample stage's output (fraction, min_bytes) and the stages before it"
+            f"{_describe(source)}: the sample is empty ({info.empty_docs} empty documents, no text); "
+            "check the sample stage's output (sample.fraction, sample.min_bytes) and the stages before it"
         )
     info.train_mb_per_s = round(info.train_bytes / 1e6 / max(info.train_seconds, 1e-9), 3)
 

@@ -71,3 +71,10 @@ def test_demo_config_uses_only_the_projects_own_examples():
     for spec in cfg.ingest.inputs:
         matches = list(ROOT.glob(spec.path)) if "*" in spec.path else [ROOT / spec.path]
         assert matches and all(Path(m).exists() for m in matches), spec.path
+
+
+def test_token_dtype_too_small_for_the_vocabulary_is_a_config_error(tmp_path):
+    p = tmp_path / "big.yaml"
+    p.write_text("tokenizer:\n  vocab_size: 70000\nencode:\n  dtype: uint16\n")
+    with pytest.raises(ConfigError, match=r"big.yaml: encode.dtype uint16 .* tokenizer.vocab_size is 70,000"):
+        load_config(p)

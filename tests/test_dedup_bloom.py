@@ -136,7 +136,7 @@ def test_ngram_mode_drops_near_duplicates_and_cuts_copied_paragraphs(tmp_path):
     assert result.stats["checks"] > 0
 
 
-def test_parts_chained_through_filter_files_equal_one_pass(tmp_path):
+def _chained_parts(tmp_path: Path) -> list[str]:
     rng = random.Random(2)
     vocab = [f"w{i}" for i in range(500)]
     base = [_article(rng, vocab, paragraphs=3, words=20) for _ in range(6)]
@@ -145,36 +145,122 @@ def test_parts_chained_through_filter_files_equal_one_pass(tmp_path):
         [("d", base[1] + "\n" + base[2]), ("e", base[3])],
         [("f", base[3]), ("g", base[4] + "\n" + base[0])],
     ]
-    ins = [str(write_documents(tmp_path / "in" / f"{i}.parquet", d)) for i, d in enumerate(parts_docs)]
-    params = BloomDedupParams(capacity=50_000)
+    return [str(write_documents(tmp_path / "in" / f"{i}.parquet", d)) for i, d in enumerate(parts_docs)]
 
-    one = [str(tmp_path / "one" / f"{i}.parquet") for i in range(3)]
-    bloom_dedup_parts(ins, one, [str(tmp_path / "one" / f"r{i}.parquet") for i in range(3)], params)
-    chained = [str(tmp_path / "chain" / f"{i}.parquet") for i in range(3)]
+
+def _run_chain(ins: list[str], folder: Path, params: BloomDedupParams) -> None:
     previous = None
-    for i in range(3):
-        state = str(tmp_path / "chain" / f"filter-{i}.bloom")
+    for i, part in enumerate(ins):
+        state = str(folder / f"filter-{i}.bloom")
         bloom_dedup_shard(
-            ins[i], i, previous, state, chained[i], str(tmp_path / "chain" / f"r{i}.parquet"), params
+            part,
+            i,
+            previous,
+            state,
+            str(folder / f"{i}.parquet"),
+            str(folder / f"r{i}.parquet"),
+            params,
+            str(folder / f"s{i}.parquet"),
         )
         previous = state
 
-    def sha(p: str) -> str:
-        return hashlib.sha256(Path(p).read_bytes()).hexdigest()
 
-    assert [sha(p) for p in one] == [sha(p) for p in chained]
-    kept = [r["id"] for p in one for r in iter_rows(Path(p))]
+def test_parts_chained_through_filter_files_equal_one_pass(tmp_path):
+    ins = _chained_parts(tmp_path)
+    params = BloomDedupParams(capacity=50_000)
+    one = tmp_path / "one"
+    bloom_dedup_parts(
+        ins,
+        [str(one / f"{i}.parquet") for i in range(3)],
+        [str(one / f"r{i}.parquet") for i in range(3)],
+        params,
+        [str(one / f"s{i}.parquet") for i in range(3)],
+    )
+    _run_chain(ins, tmp_path / "chain", params)
+
+    def sha(p: Path) -> str:
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+
+    for name in [f"{k}{i}.parquet" for k in ("", "r", "s") for i in range(3)]:
+        assert sha(one / name) == sha(tmp_path / "chain" / name), name
+    kept = [r["id"] for i in range(3) for r in iter_rows(one / f"{i}.parquet")]
     assert kept == ["a", "b", "d", "e", "g"]
+    # survivors are named across parts: c copies a (part 0), f copies e (part 1)
+    rejected = {
+        r["id"]: (r["reason"], r["duplicate_of"]) for i in range(3) for r in iter_rows(one / f"r{i}.parquet")
+    }
+    assert rejected == {"c": ("bloom_duplicate", "a"), "f": ("bloom_duplicate", "e")}
+    cut = [(r["id"], r["duplicate_of"]) for i in range(3) for r in iter_rows(one / f"s{i}.parquet")]
+    assert sorted(set(cut)) == [("d", "b"), ("g", "a")]
     with pytest.raises(ValueError, match="capacity"):
         bloom_dedup_shard(
             ins[1],
             1,
-            previous,
+            str(tmp_path / "chain" / "filter-0.bloom"),
             None,
             str(tmp_path / "x.parquet"),
             str(tmp_path / "xr.parquet"),
             params.model_copy(update={"capacity": 123}),
         )
+
+
+def test_survivors_need_the_earlier_parts_files_and_can_be_turned_off(tmp_path):
+    ins = _chained_parts(tmp_path)
+    params = BloomDedupParams(capacity=50_000)
+    _run_chain(ins[:2], tmp_path / "chain", params)
+    (tmp_path / "chain" / "filter-0.bloom.survivors.npz").unlink()
+    with pytest.raises(
+        ValueError, match=r"filter-0\.bloom\.survivors\.npz: survivors of an earlier Bloom part"
+    ):
+        bloom_dedup_shard(
+            ins[2],
+            2,
+            str(tmp_path / "chain" / "filter-1.bloom"),
+            None,
+            str(tmp_path / "x.parquet"),
+            str(tmp_path / "xr.parquet"),
+            params,
+        )
+    # an empty part in the chain changes nothing
+    with_empty = [ins[0], str(write_documents(tmp_path / "in" / "empty.parquet", [])), ins[1], ins[2]]
+    _run_chain(with_empty, tmp_path / "gap", params)
+    rows = [r for i in range(4) for r in iter_rows(tmp_path / "gap" / f"r{i}.parquet")]
+    assert [(r["id"], r["duplicate_of"]) for r in rows] == [("c", "a"), ("f", "e")]
+    off = params.model_copy(update={"track_survivors": False})
+    _run_chain(ins, tmp_path / "off", off)
+    assert not list((tmp_path / "off").glob("*.survivors.npz"))
+    rows = [r for i in range(3) for r in iter_rows(tmp_path / "off" / f"r{i}.parquet")]
+    assert [(r["id"], r["duplicate_of"]) for r in rows] == [("c", None), ("f", None)]
+
+
+def test_survivor_index_spilled_into_sorted_runs_names_the_same_survivors(tmp_path, monkeypatch):
+    """Keys move from a dict into sorted runs that merge as they grow; any spill size gives the same output."""
+    import tasks.dedup.bloom as bloom_module
+
+    docs, _ = dolma_fixture()
+    corpus = [(d["id"], d["text"]) for d in docs] + [(d["id"] + "-copy", d["text"]) for d in docs]
+    part = write_documents(tmp_path / "in.parquet", corpus)
+    outputs = {}
+    for spill in (1 << 20, 7):
+        monkeypatch.setattr(bloom_module, "_FLUSH_KEYS", spill)
+        folder = tmp_path / str(spill)
+        bloom_dedup_parts(
+            [str(part)],
+            [str(folder / "o.parquet")],
+            [str(folder / "r.parquet")],
+            BloomDedupParams(capacity=100_000),
+            [str(folder / "s.parquet")],
+        )
+        outputs[spill] = [list(iter_rows(folder / n)) for n in ("o.parquet", "r.parquet", "s.parquet")]
+    assert outputs[7] == outputs[1 << 20]
+    # the survivor is the document where most of the copy's text survives: its original, except for the
+    # second advocatesaz.org page, whose navigation (most of its n-grams) survives in the first page only
+    survivors = [d["id"] for d in docs]
+    survivors[1] = docs[0]["id"]
+    rejected = outputs[7][1]
+    assert [(r["id"], r["reason"], r["duplicate_of"]) for r in rejected] == [
+        (d["id"] + "-copy", "bloom_duplicate", s) for d, s in zip(docs, survivors, strict=True)
+    ]
 
 
 def test_full_filter_fails_with_an_actionable_message(tmp_path):

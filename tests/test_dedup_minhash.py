@@ -120,9 +120,9 @@ def test_signatures_estimate_jaccard():
 def test_s_curve():
     p = MinhashDedupParams()
     assert p.num_perm == 112
-    assert p.threshold == pytest.approx((1 / 14) ** (1 / 8))
+    assert p.lsh_threshold == pytest.approx((1 / 14) ** (1 / 8))
     assert candidate_probability(0.0, 14, 8) == 0.0 and candidate_probability(1.0, 14, 8) == 1.0
-    assert candidate_probability(p.threshold, 14, 8) == pytest.approx(1 - np.exp(-1), abs=0.02)
+    assert candidate_probability(p.lsh_threshold, 14, 8) == pytest.approx(1 - np.exp(-1), abs=0.02)
     half = similarity_at(0.5, 14, 8)
     assert candidate_probability(half, 14, 8) == pytest.approx(0.5)
     assert 0.68 < half < 0.69

@@ -174,7 +174,9 @@ def test_a_vocabulary_over_65536_ids_gets_uint32_shards(tmp_path):
     tok = Tokenizer.from_file(tok_path)
     docs = [tok.decode(d[:-1].tolist()) for d in iter_documents(shard_path(tmp_path / "out", "train", 0))]
     assert docs == ["hello there", "the end"]
-    with pytest.raises(ValueError, match="70,000 ids does not fit uint16 token shards"):
+    with pytest.raises(
+        ValueError, match=r"tokenizer\.json: a tokenizer with 70,000 ids does not fit uint16 token shards"
+    ):
         encode_shard(parts[0], tok_path, str(tmp_path / "forced"), 0, EncodeParams(dtype="uint16"))
     assert not (tmp_path / "forced").exists() or not list((tmp_path / "forced").rglob("*.bin"))
 

@@ -17,7 +17,14 @@ BASE = (
 BOILER = " Subscribe to our newsletter for weekly updates about the harbour, the ferry timetable and local events."
 
 
-def _dedup_config(tmp_path: Path, methods: list[str]) -> Path:
+QUOTING = (
+    "Letters to the editor this week were about the new timetable, the closed library, the price of parking near "
+    "the station, the noise of the night buses and the long wait for a doctor, and one reader wrote a poem.\n"
+    + BASE.split(". ")[0]
+)
+
+
+def _dedup_config(tmp_path: Path, methods: list[str], quoting: bool = False) -> Path:
     docs = [
         {"text": BASE + " number one."},
         {"text": BASE + " number one."},  # exact copy
@@ -28,9 +35,13 @@ def _dedup_config(tmp_path: Path, methods: list[str]) -> Path:
     inputs = tmp_path / "in"
     inputs.mkdir(exist_ok=True)
     (inputs / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    files = [{"path": str(inputs / "docs.jsonl")}]
+    if quoting:  # a second input file: its document's second paragraph is the first sentence of the first one
+        (inputs / "more.jsonl").write_text(json.dumps({"text": QUOTING}) + "\n")
+        files.append({"path": str(inputs / "more.jsonl")})
     cfg = {
         "name": "d", "data_root": str(tmp_path / "data"),
-        "ingest": {"inputs": [{"path": str(inputs / "docs.jsonl")}]},
+        "ingest": {"inputs": files},
         "quality": {"enabled": False},  # two-sentence documents: below the web quality thresholds
         "dedup": {"methods": methods, "suffix_array": {"min_bytes": 60}},
     }
@@ -74,3 +85,29 @@ def test_changing_one_method_keeps_the_earlier_ones(tmp_path, prefect_harness):
     assert second["dedup"] != first["dedup"]
     assert read_manifest(second["dedup"]).inputs[0].path == exact_path
     assert (Path(exact_path) / "manifest.json").stat().st_mtime_ns == mtime
+
+
+def test_all_four_methods_in_the_pipeline_name_their_survivors(tmp_path, prefect_harness):
+    """exact → MinHash → Bloom → suffix array: four datasets chained by lineage; Bloom cuts the quoted
+    paragraph and names the document it came from, across the per-part calls of its flow."""
+    from flows.pipeline import pipeline_flow
+
+    methods = ["exact", "minhash", "bloom", "suffix_array"]
+    out = pipeline_flow(config=str(_dedup_config(tmp_path, methods, quoting=True)), stop_after="dedup")
+    chain = [read_manifest(out["dedup"])]
+    while chain[-1].stage != "dedup-exact":
+        chain.append(read_manifest(chain[-1].inputs[0].path))
+    assert [m.stage for m in reversed(chain)] == [f"dedup-{m.replace('_', '-')}" for m in methods]
+    bloom_ds = next(m for m in chain if m.stage == "dedup-bloom")
+    assert len(parquet_files(bloom_ds.path)) == 2  # one Bloom task per part, the filter carried over
+    assert bloom_ds.counts["spans_removed_bloom_duplicate_paragraph"] == 1
+    assert bloom_ds.stats["error_rate"] == 0.01 and bloom_ds.stats["checks"] > 0
+    (span,) = list(iter_rows(parquet_files(bloom_ds.path, "spans")))
+    first = next(r for r in iter_rows(parquet_files(bloom_ds.path)) if r["text"].startswith("The ferry"))
+    assert span["reason"] == "bloom_duplicate_paragraph" and span["duplicate_of"] == first["id"]
+    assert span["text"] == BASE.split(". ")[0]
+    quoted = next(r for r in iter_rows(parquet_files(out["dedup"])) if r["text"].startswith("Letters"))
+    assert "The ferry" not in quoted["text"]
+    for m in chain:  # every removal has a reason and a survivor
+        for r in iter_rows(parquet_files(m.path, "rejected")):
+            assert r["reason"].startswith(m.stage.removeprefix("dedup-").replace("-", "_")) and r["duplicate_of"]

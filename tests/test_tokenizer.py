@@ -169,6 +169,13 @@ def test_empty_sample_is_refused_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match="the sample is empty \\(3 empty documents"):
         train_tokenizer(["", "", ""], tmp_path / "b", TokenizerParams(vocab_size=300))
     assert not (tmp_path / "a" / TOKENIZER_FILE).exists() and not (tmp_path / "b" / TOKENIZER_FILE).exists()
+    # an empty sample dataset: the message names its folder
+    sample = tmp_path / "sample"
+    for i in range(2):
+        with ParquetShardWriter(sample / f"part-{i:05d}.parquet", DOCUMENT_SCHEMA):
+            pass
+    with pytest.raises(ValueError, match=f"^{sample}: the sample is empty .*sample.fraction"):
+        train_tokenizer(sorted(sample.glob("*.parquet")), tmp_path / "c", TokenizerParams(vocab_size=300))
 
 
 def test_loading_a_missing_or_foreign_tokenizer_is_explained(tmp_path):

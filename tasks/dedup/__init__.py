@@ -31,10 +31,18 @@ by construction (it only looks back); the suffix array keeps the first occurrenc
 MinHash clusters are connected components of candidate pairs, so a chain A~B~C can join A and C (the usual
 union-find behaviour; `verify` confirms each pair by true Jaccard first).
 
-MinHash defaults (DESIGN §4): word 5-grams, 112 permutations = 14 bands × 8 rows, seed 1. A pair of Jaccard s
-becomes a candidate with probability 1 − (1 − s^8)^14: 0.05 at s = 0.5, 0.56 at 0.7, 0.92 at 0.8, 0.9996 at
-0.9 (50 % at 0.685, 99 % at 0.853; `minhash.s_curve`, `minhash.similarity_at`). The labelled pairs of the
-MinHash articles have Jaccard ≈ 0.96, so the defaults find all of them (tests/test_dedup_minhash.py).
+MinHash defaults (DESIGN §4): word 5-grams of normalised words, 112 permutations = 14 bands × 8 rows, seed 1.
+A pair of Jaccard s becomes a candidate with probability 1 − (1 − s^8)^14: 0.05 at s = 0.5, 0.21 at 0.6, 0.56
+at 0.7, 0.92 at 0.8, 0.9996 at 0.9 (50 % at 0.685, 99 % at 0.853; `minhash.s_curve`, `minhash.similarity_at`).
+`threshold: 0.5` (say) picks bands × rows with that midpoint instead (22 × 5). The labelled pairs of the
+MinHash articles have Jaccard ≈ 0.96, so the defaults find all of them (tests/test_dedup_minhash.py); on
+near-duplicates made here with typos, inserted/deleted words and sentences, reordering and boilerplate, the
+share found in each similarity band matches the curve (tests/test_dedup_near_duplicates.py, bench_dedup.py):
+copies with a few edits (s ≥ 0.8) are found, heavily edited ones (s < 0.6) mostly are not — lower the
+threshold for those, and turn on `verify` to keep precision.
+
+Bloom survivors: `track_survivors` (default on) keeps 64-bit key → first document in sorted numpy runs
+(16 bytes a key); the per-part flow passes them from part to part in `<filter>.survivors.npz` files.
 """
 
 from tasks.dedup.params import BloomDedupParams, ExactDedupParams, MinhashDedupParams, SuffixArrayDedupParams

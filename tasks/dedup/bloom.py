@@ -17,10 +17,16 @@ State carries over from part to part, so the parts are processed in order: eithe
 (`bloom_dedup_parts`) or one call per part that loads the previous part's filter file and saves its own
 (`bloom_dedup_shard`, pybloom-live's `tofile`/`fromfile`), which a flow can chain and resume.
 
-A Bloom filter answers membership only; with `track_survivors` a dictionary also remembers which document
-first inserted each key, so `duplicate_of` names the survivor (costs ~100 bytes per key); without it
-`duplicate_of` is null. False positives make a key look seen when it is not: the rate is `error_rate` once
-`capacity` distinct keys are in (measured by `measure_false_positive_rate`).
+A Bloom filter answers membership only. To name the survivor (`duplicate_of`), a `SurvivorIndex` remembers
+which document first inserted each key (`track_survivors`, on by default): 64-bit key → document number in
+sorted numpy runs, 16 bytes per distinct key plus each document's id, never a Python object per key. A removed
+paragraph's survivor is the document that first held most of its seen keys; a dropped document's, the one that
+first held most of all its seen keys (ties → the smallest id). When parts run one call each, every part saves
+the keys it added (`<filter_out>.survivors.npz`, linked to the previous part's) and the next part loads the
+chain, so survivors are named across parts exactly as in one pass. With `track_survivors: false` (corpora
+whose keys do not fit in memory) `duplicate_of` is null. False positives make a key look seen when it is not:
+the rate is `error_rate` once `capacity` distinct keys are in (measured by `measure_false_positive_rate`); a
+key seen only through a false positive has no owner.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from pybloom_live import BloomFilter, ScalableBloomFilter
 from tasks.dedup.common import (
     KEEP,
     Decision,
+    DedupInputError,
     DedupShardResult,
     SpanRemoval,
     atomic_path,
@@ -46,6 +53,7 @@ from tasks.dedup.common import (
     batch_word_hashes,
     doc_batches,
     filter_shard,
+    hash64,
     normalize_text,
     split_paragraphs,
     summarize_results,
@@ -53,7 +61,7 @@ from tasks.dedup.common import (
 from tasks.dedup.params import BloomDedupParams
 
 STAGE = "dedup_bloom"
-STAGE_VERSION = "1"
+STAGE_VERSION = "2"
 REASON_DOC = "bloom_duplicate"
 REASON_PARAGRAPH = "bloom_duplicate_paragraph"
 REASON_EMPTIED = "bloom_emptied"
@@ -111,6 +119,155 @@ def save_filter(filt: Filter, path: str | os.PathLike) -> Path:
     return final
 
 
+SURVIVORS_SUFFIX = ".survivors.npz"
+_FLUSH_KEYS = 1 << 20  # keys held in the dict of the current part before they move to a sorted run
+
+
+class SurvivorIndex:
+    """Which document first inserted each filter key, compactly: sorted (key, document number) numpy runs,
+    merged geometrically like a log-structured tree, plus a dict for the newest keys and the documents' ids.
+
+    Document numbers count documents in corpus order from the first part; `ids[n]` is document n's id. Runs
+    loaded from earlier parts are kept apart from the ones this call adds, so `save` writes only the new keys.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self._base: list[tuple[np.ndarray, np.ndarray]] = []
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending: dict[int, int] = {}
+        self._first_new_doc = 0
+
+    def __len__(self) -> int:
+        return sum(len(k) for k, _ in self._base) + sum(len(k) for k, _ in self._runs) + len(self._pending)
+
+    def new_document(self, doc_id: str) -> int:
+        self.ids.append(doc_id)
+        return len(self.ids) - 1
+
+    def record(self, key: int, doc: int) -> None:
+        """`doc` inserted `key` (only called for keys the filter had not seen)."""
+        self._pending.setdefault(key, doc)
+        if len(self._pending) >= _FLUSH_KEYS:
+            self._flush()
+
+    def owners(self, keys: np.ndarray) -> np.ndarray:
+        """The document number that first inserted each key, −1 where unknown (a false positive)."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        if len(keys) == 0:
+            return out
+        for run_keys, run_docs in (*self._base, *self._runs):
+            if len(run_keys) == 0:
+                continue
+            i = np.minimum(np.searchsorted(run_keys, keys), len(run_keys) - 1)
+            hit = (run_keys[i] == keys) & (out < 0)
+            out[hit] = run_docs[i[hit]]
+        if self._pending:
+            get = self._pending.get
+            for j in np.flatnonzero(out < 0).tolist():
+                d = get(int(keys[j]))
+                if d is not None:
+                    out[j] = d
+        return out
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        keys = np.fromiter(self._pending.keys(), dtype=np.uint64, count=len(self._pending))
+        docs = np.fromiter(self._pending.values(), dtype=np.int64, count=len(self._pending))
+        order = np.argsort(keys, kind="stable")
+        _push_run(self._runs, keys[order], docs[order])
+        self._pending = {}
+
+    def _new_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        self._flush()
+        keys, docs = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+        for k, d in self._runs:
+            keys, docs = _merge_runs(keys, docs, k, d)
+        return keys, docs
+
+    def save(self, path: str | os.PathLike, previous: str | os.PathLike | None) -> Path:
+        """Write the keys and documents this call added; `previous` is the survivors file it continued."""
+        keys, docs = self._new_keys()
+        final, tmp = atomic_path(path)
+        new_ids = [i.encode("utf-8") for i in self.ids[self._first_new_doc :]]
+        with open(tmp, "wb") as fh:
+            np.savez(
+                fh,
+                keys=keys,
+                docs=docs,
+                first_doc=np.array([self._first_new_doc], dtype=np.int64),
+                id_bytes=np.frombuffer(b"".join(new_ids), dtype=np.uint8),  # UTF-8 ids, back to back
+                id_ends=np.cumsum([len(i) for i in new_ids], dtype=np.int64),
+                previous=np.array([Path(previous).name if previous else ""], dtype=np.str_),
+            )
+        os.replace(tmp, final)
+        return final
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> SurvivorIndex:
+        """The index as it stood after the part that wrote `path`, following its chain back to the first part."""
+        chain: list[dict] = []
+        current: Path | None = Path(path)
+        while current is not None:
+            if not current.is_file():
+                raise DedupInputError(
+                    f"{current}: survivors of an earlier Bloom part are missing (rerun the Bloom parts from the "
+                    "first, or set dedup bloom track_survivors: false)"
+                )
+            try:
+                with np.load(current, allow_pickle=False) as z:
+                    entry = {
+                        k: z[k] for k in ("keys", "docs", "first_doc", "id_bytes", "id_ends", "previous")
+                    }
+            except (OSError, ValueError, KeyError) as e:
+                raise DedupInputError(f"{current}: cannot read the Bloom survivors file ({e})") from e
+            chain.append(entry)
+            prev = str(entry["previous"][0])
+            current = current.with_name(prev) if prev else None
+        index = cls()
+        for entry in reversed(chain):
+            if int(entry["first_doc"][0]) != len(index.ids):
+                raise DedupInputError(
+                    f"{path}: the chain of Bloom survivors files is inconsistent (a part was redone with other "
+                    "input); rerun the Bloom sub-stage from its first part"
+                )
+            blob, ends = entry["id_bytes"].tobytes(), entry["id_ends"].tolist()
+            index.ids += [blob[a:b].decode("utf-8") for a, b in zip([0, *ends][:-1], ends, strict=True)]
+            if len(entry["keys"]):
+                _push_run(index._base, entry["keys"], entry["docs"])
+        index._first_new_doc = len(index.ids)
+        return index
+
+
+def _merge_runs(
+    k1: np.ndarray, d1: np.ndarray, k2: np.ndarray, d2: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two sorted runs merged in one pass (no re-sort): each key of the second goes after its equals in the first."""
+    at = np.searchsorted(k1, k2, side="right") + np.arange(len(k2))
+    from_second = np.zeros(len(k1) + len(k2), dtype=bool)
+    from_second[at] = True
+    keys = np.empty(len(from_second), dtype=np.uint64)
+    docs = np.empty(len(from_second), dtype=np.int64)
+    keys[at], docs[at] = k2, d2
+    keys[~from_second], docs[~from_second] = k1, d1
+    return keys, docs
+
+
+def _push_run(runs: list[tuple[np.ndarray, np.ndarray]], keys: np.ndarray, docs: np.ndarray) -> None:
+    """Append a sorted run, then merge while the newest is at least half the size of the one before it, so
+    n keys live in O(log n) runs and each key takes part in O(log n) merges."""
+    runs.append((keys, docs))
+    while len(runs) >= 2 and 2 * len(runs[-1][0]) >= len(runs[-2][0]):
+        (k1, d1), (k2, d2) = runs.pop(-2), runs.pop(-1)
+        runs.append(_merge_runs(k1, d1, k2, d2))
+
+
+def survivors_path(filter_path: str | os.PathLike) -> Path:
+    p = Path(filter_path)
+    return p.with_name(p.name + SURVIVORS_SUFFIX)
+
+
 @dataclass
 class ParagraphCheck:
     index: int
@@ -138,23 +295,25 @@ class DocumentCheck:
 class BloomDeduper:
     """Checks documents in order against a filter of everything seen before (check and insert at once)."""
 
-    def __init__(self, params: BloomDedupParams, filt: Filter | None = None):
+    def __init__(
+        self, params: BloomDedupParams, filt: Filter | None = None, survivors: SurvivorIndex | None = None
+    ):
         self.params = params
         self.filter = filt if filt is not None else make_filter(params)
-        self.owners: dict[str, str] | None = {} if params.track_survivors else None
+        self.survivors: SurvivorIndex | None = None
+        if params.track_survivors:
+            self.survivors = survivors if survivors is not None else SurvivorIndex()
         self.checks = 0
 
-    def _keys(self, paragraphs: list[str]) -> list[list[str]]:
-        """The filter keys of each paragraph (none for a paragraph without words)."""
+    def _keys(self, paragraphs: list[str]) -> list[np.ndarray]:
+        """The 64-bit filter keys of each paragraph (none for a paragraph without words)."""
         if self.params.unit == "paragraph":
             keys = (normalize_text(p) if self.params.normalize else p.strip() for p in paragraphs)
-            return [[k] if k else [] for k in keys]
+            return [np.array([hash64(k)], dtype=np.uint64) if k else _NO_KEYS for k in keys]
         # one vectorised pass over the whole document; n-grams never cross a paragraph boundary
         word_h, counts = batch_word_hashes(paragraphs)
         grams, per_paragraph = batch_ngram_hashes(word_h, counts, self.params.ngram)
-        flat = [format(h, "x") for h in grams.tolist()]
-        ends = np.cumsum(per_paragraph).tolist()
-        return [flat[e - c : e] for e, c in zip(ends, per_paragraph.tolist(), strict=True)]
+        return np.split(grams, np.cumsum(per_paragraph)[:-1]) if len(paragraphs) else []
 
     def _add(self, key: str) -> bool:
         try:
@@ -170,20 +329,23 @@ class BloomDeduper:
         out: list[ParagraphCheck] = []
         total_w = seen_w = 0.0
         keys_n = seen_n = 0
+        index = self.survivors
+        doc = index.new_document(doc_id) if index is not None else -1
         doc_owners: Counter = Counter()
         paragraphs = split_paragraphs(text)
         for p, keys in zip(paragraphs, self._keys([p.text for p in paragraphs]), strict=True):
-            if not keys:
+            if not len(keys):
                 continue
-            seen = 0
+            as_int = keys.tolist()
+            hits = np.fromiter((self._add(format(k, "x")) for k in as_int), dtype=bool, count=len(as_int))
+            seen = int(hits.sum())
             owners: Counter = Counter()
-            for key in keys:
-                hit = self._add(key)
-                seen += hit
-                if self.owners is not None:
-                    owner = self.owners.setdefault(key, doc_id)
-                    if hit:
-                        owners[owner] += 1
+            if index is not None:
+                for k in keys[~hits].tolist():  # first: a key repeated inside this paragraph is its own
+                    index.record(k, doc)
+                if seen:
+                    found = index.owners(keys[hits])
+                    owners.update(index.ids[d] for d in found[found >= 0].tolist())
             self.checks += len(keys)
             weight = float(len(p.text)) if self.params.unit == "paragraph" else float(len(keys))
             frac = seen / len(keys)
@@ -213,6 +375,9 @@ class BloomDeduper:
         return Decision(spans=spans) if spans else KEEP
 
 
+_NO_KEYS = np.empty(0, dtype=np.uint64)
+
+
 def _most_common(c: Counter) -> str | None:
     if not c:
         return None
@@ -234,12 +399,21 @@ def bloom_dedup_shard(
     """One part, in corpus order after the parts before it: load their filter, check, save the filter.
 
     `filter_in` is the previous part's `filter_out` (None for the first part). With `track_survivors`, the
-    survivor dictionary is not saved between calls: use `bloom_dedup_parts` to name survivors across parts.
+    survivors of the earlier parts come from `<filter_in>.survivors.npz` and this part's new keys go to
+    `<filter_out>.survivors.npz`, so the chain of calls names the same survivors as one pass. Each call reads
+    the keys of every earlier part (16 bytes a key, sorted runs merged in linear passes, no re-sort).
     """
-    deduper = BloomDeduper(params, load_filter(filter_in, params) if filter_in else None)
+    survivors = None
+    if params.track_survivors and filter_in:
+        survivors = SurvivorIndex.load(survivors_path(filter_in))
+    deduper = BloomDeduper(params, load_filter(filter_in, params) if filter_in else None, survivors)
     result = _run(deduper, in_part, out_part, rejected_part, spans_part, part_index)
     if filter_out:
-        save_filter(deduper.filter, filter_out)
+        if deduper.survivors is not None:
+            deduper.survivors.save(
+                survivors_path(filter_out), survivors_path(filter_in) if filter_in else None
+            )
+        save_filter(deduper.filter, filter_out)  # last: the filter file marks the part as complete
     return result
 
 
@@ -287,6 +461,8 @@ def _run(
         "checks": deduper.checks - checks0,
         "filter_keys": len(deduper.filter),
     }
+    if deduper.survivors is not None:
+        result.stats["survivor_keys"] = len(deduper.survivors)
     return result
 
 

@@ -122,11 +122,22 @@ def word_hashes(tokens: Sequence[str]) -> np.ndarray:
     return np.fromiter((fn(w.encode("utf-8")) for w in tokens), dtype=np.uint64, count=len(tokens))
 
 
-def batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def normalize_word(word: str) -> str:
+    """A lower-cased word as near-duplicate detection compares it (datatrove's `simplify_text` does the same):
+    accents and other combining marks removed (é → e, Arabic harakat dropped), every digit → 0, so copies that
+    differ only in dates, prices, counts or diacritics share their shingles."""
+    decomposed = unicodedata.normalize("NFD", word)
+    if not decomposed.isascii():
+        decomposed = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _DIGIT_RE.sub("0", decomposed)
+
+
+def batch_word_hashes(texts: Sequence[str], normalize: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Word hashes of many texts at once: (concatenated uint64 hashes, words per text).
 
-    Equal to `word_hashes(words(t))` for each text, but each distinct word of the batch is hashed once
-    (Arrow dictionary-encodes the batch's words, Zipf's law does the rest).
+    Equal to `word_hashes(words(t))` for each text (of `normalize_word` of each word with `normalize`), but
+    each distinct word of the batch is hashed (and normalised) once: Arrow dictionary-encodes the batch's
+    words, Zipf's law does the rest.
     """
     tokens = [words(t) for t in texts]
     counts = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
@@ -136,6 +147,8 @@ def batch_word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     encoded = pc.dictionary_encode(pa.array(flat, pa.string()))
     fn = xxhash.xxh3_64_intdigest
     distinct = encoded.dictionary.to_pylist()
+    if normalize:
+        distinct = [normalize_word(w) for w in distinct]
     hashes = np.fromiter((fn(w.encode("utf-8")) for w in distinct), dtype=np.uint64, count=len(distinct))
     return hashes[np.asarray(encoded.indices)], counts
 

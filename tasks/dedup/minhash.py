@@ -1,11 +1,13 @@
 """MinHash LSH near-duplicate detection, split into phases that never need every signature in memory.
 
-Shingles are word n-grams (5 by default) of the lower-cased word tokens; each shingle is a 32-bit hash of
-its words. Signatures use datasketch's permutations (same seed → the same `a, b` as
+Shingles are word n-grams (5 by default) of the lower-cased word tokens, normalised as datatrove does
+(accents and combining marks dropped, digits → 0; `normalize`); each shingle is a 32-bit hash of its words. Signatures use datasketch's permutations (same seed → the same `a, b` as
 `datasketch.MinHash(num_perm, seed)`), computed for a whole batch of documents at once with numpy, so a
 signature equals datasketch's `MinHash(hashfunc=<our shingle hash>)` of the same shingles. LSH splits the
 112 permutations into 14 bands × 8 rows: two documents become candidates when all rows of one band agree,
-which happens with probability 1 − (1 − s^r)^b for Jaccard similarity s (`candidate_probability`).
+which happens with probability 1 − (1 − s^r)^b for Jaccard similarity s (`candidate_probability`); the
+`threshold` parameter picks b × r for a wanted midpoint. On labelled near-duplicates made by realistic edits
+(`tasks.dedup.evaluation`, tests/test_dedup_near_duplicates.py) recall per similarity band follows that curve.
 
 Phases and files (`<w>` is a work directory the caller chooses; part/partition numbers are zero-padded):
 
@@ -41,6 +43,7 @@ import pyarrow as pa
 from tasks.dedup.common import (
     KEEP,
     Decision,
+    DedupInputError,
     DedupShardResult,
     batch_ngram_hashes,
     batch_word_hashes,
@@ -57,7 +60,7 @@ from tasks.dedup.common import (
 from tasks.dedup.params import MinhashDedupParams
 
 STAGE = "dedup_minhash"
-STAGE_VERSION = "1"
+STAGE_VERSION = "2"
 REASON = "minhash_duplicate"
 
 log = logging.getLogger(__name__)
@@ -121,16 +124,30 @@ def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(a, dtype=np.uint64), np.ascontiguousarray(b, dtype=np.uint64)
 
 
-def batch_shingle_hashes(texts: list[str], ngram: int) -> tuple[np.ndarray, np.ndarray]:
-    """Shingle hashes of many texts: (concatenated 32-bit hashes as uint64, shingles per text)."""
-    word_h, counts = batch_word_hashes(texts)
+def batch_shingle_hashes(
+    texts: list[str], ngram: int, normalize: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shingle hashes of many texts: (concatenated 32-bit hashes as uint64, shingles per text).
+
+    Words are lower-cased runs of letters and digits; with `normalize` (the default, as in the stage) also
+    stripped of accents with every digit → 0 (`normalize_word`)."""
+    word_h, counts = batch_word_hashes(texts, normalize=normalize)
     h, per_text = batch_ngram_hashes(word_h, counts, ngram)
     return h & MAX_HASH, per_text
 
 
-def shingle_hashes(text: str, ngram: int) -> np.ndarray:
+def shingle_hashes(text: str, ngram: int, normalize: bool = True) -> np.ndarray:
     """32-bit hashes (as uint64) of the word n-grams of a text; a text shorter than n words is one shingle."""
-    return batch_shingle_hashes([text], ngram)[0]
+    return batch_shingle_hashes([text], ngram, normalize)[0]
+
+
+def jaccard(a: str, b: str, ngram: int = 5, normalize: bool = True) -> float:
+    """True Jaccard similarity of two texts' shingle sets (what MinHash estimates and `verify` checks)."""
+    x, y = (np.unique(shingle_hashes(t, ngram, normalize)) for t in (a, b))
+    if len(x) == 0 and len(y) == 0:
+        return 1.0
+    inter = len(np.intersect1d(x, y, assume_unique=True))
+    return inter / (len(x) + len(y) - inter)
 
 
 def signatures(shingles: list[np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -262,7 +279,7 @@ def minhash_signature_shard(
     row0 = 0
     for batch in doc_batches(in_part, columns=["id", "text"], batch_size=params.batch_docs):
         ids = batch.column("id").to_pylist()
-        hv, sizes = batch_shingle_hashes(batch.column("text").to_pylist(), params.ngram)
+        hv, sizes = batch_shingle_hashes(batch.column("text").to_pylist(), params.ngram, params.normalize)
         sig = batch_signatures(hv, sizes, a, b)
         keys = band_keys(sig, params.bands, params.rows)
         rows = np.arange(row0, row0 + len(ids), dtype=np.int64)
@@ -490,7 +507,7 @@ def minhash_cluster(pair_files: list[str], docs_files: list[str], clusters_out: 
     members, survivors = nodes[dup], nodes[label[dup]]
     m_part, m_row = split_ref(members)
     s_part, s_row = split_ref(survivors)
-    id_of = _ids_lookup(docs_files, np.concatenate([m_part, s_part]))
+    id_of = _ids_lookup(docs_files, np.concatenate([m_part, s_part]), np.concatenate([m_row, s_row]))
     table = pa.table(
         {
             "part": pa.array(m_part.astype(np.int32)),
@@ -511,14 +528,25 @@ def minhash_cluster(pair_files: list[str], docs_files: list[str], clusters_out: 
     return result
 
 
-def _ids_lookup(docs_files: list[str], parts_needed: np.ndarray):
+def _ids_lookup(docs_files: list[str], parts: np.ndarray, rows: np.ndarray):
+    """A (part, row) → id lookup for the given documents only: each part's ids are read in turn and only the
+    rows asked for are kept, so memory follows the duplicates, not the corpus."""
     by_part = {_part_index_of(f): f for f in docs_files}
-    ids: dict[int, list[str]] = {}
-    for p in np.unique(parts_needed).tolist():
+    ids: dict[tuple[int, int], str] = {}
+    for p in np.unique(parts).tolist():
         if p not in by_part:
             raise FileNotFoundError(f"minhash: no docs file for part {p} among {len(docs_files)} given")
-        ids[p] = read_tables([by_part[p]], columns=["id"]).column("id").to_pylist()
-    return lambda part, row: ids[part][row]
+        wanted = np.unique(rows[parts == p])
+        column = read_tables([by_part[p]], columns=["id"]).column("id")
+        if len(wanted) and int(wanted[-1]) >= len(column):
+            raise DedupInputError(
+                f"{by_part[p]}: has {len(column)} documents but the pairs name row {int(wanted[-1])}; "
+                "rerun the minhash signature phase"
+            )
+        taken = column.take(pa.array(wanted)).to_pylist()
+        ids.update(zip(((p, r) for r in wanted.tolist()), taken, strict=True))
+        del column
+    return lambda part, row: ids[(part, row)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -571,7 +599,9 @@ def summarize_minhash(
         stats["clusters"] = cluster_result.clusters
         stats["largest_cluster"] = cluster_result.largest_cluster
     if params:
-        stats["threshold"] = round(params.threshold, 4)
+        stats["bands_rows"] = f"{params.bands}x{params.rows}"
+        stats["lsh_threshold"] = round(params.lsh_threshold, 4)
+        stats["midpoint"] = round(params.midpoint, 4)
         stats["s_curve"] = {f"{s:.2f}": round(p, 4) for s, p in s_curve(params.bands, params.rows)}
     return counts, stats
 

@@ -34,9 +34,24 @@ class ExactDedupParams(StrictModel):
 
 
 class MinhashDedupParams(StrictModel):
+    """MinHash LSH settings. The S-curve 1 − (1 − s^rows)^bands is the chance that two documents of Jaccard
+    similarity s become candidates; `threshold`, when given, picks bands × rows for it (see `_bands_for_threshold`)."""
+
     ngram: int = Field(5, ge=1, description="Word n-gram (shingle) size.")
+    normalize: bool = Field(
+        True,
+        description="Shingle normalised words (accents and combining marks dropped, digits → 0), as datatrove does.",
+    )
     bands: int = Field(14, ge=1)
     rows: int = Field(8, ge=1, description="Permutations per band; bands × rows permutations in all.")
+    threshold: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Jaccard similarity at which a pair should become a candidate with probability 1/2: when set, "
+        "rows r and bands ⌊(bands × rows) / r⌋ are chosen to put the S-curve's midpoint nearest it (the default "
+        "14 × 8 has its midpoint at 0.685).",
+    )
     seed: int = Field(
         1, description="Seed of the permutations (datasketch's generator, so signatures agree)."
     )
@@ -64,12 +79,36 @@ class MinhashDedupParams(StrictModel):
         2048, ge=1, description="Documents hashed together (memory ∝ shingles × permutations)."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bands_for_threshold(cls, data: object) -> object:
+        """With `threshold`: keep the permutation budget bands × rows (112 by default), and choose the rows r
+        (bands = ⌊budget / r⌋) whose S-curve crosses 1/2 nearest the threshold."""
+        if not isinstance(data, dict) or data.get("threshold") is None:
+            return data
+        t = data["threshold"]
+        if not isinstance(t, (int, float)) or not 0 < t < 1:
+            return data  # the field's own validation explains it
+        budget = int(data.get("bands", 14)) * int(data.get("rows", 8))
+        if budget < 1:
+            return data
+        best = min(
+            range(1, budget + 1),
+            key=lambda r: (abs(_midpoint(budget // r, r) - t), -(budget // r) * r, r),
+        )
+        return {**data, "bands": budget // best, "rows": best}
+
     @property
     def num_perm(self) -> int:
         return self.bands * self.rows
 
     @property
-    def threshold(self) -> float:
+    def midpoint(self) -> float:
+        """The Jaccard similarity at which a pair becomes a candidate with probability 1/2 (0.685 for 14 × 8)."""
+        return _midpoint(self.bands, self.rows)
+
+    @property
+    def lsh_threshold(self) -> float:
         """The usual LSH threshold (1/b)^(1/r), where the S-curve is steepest (candidate probability ≈ 1 − 1/e)."""
         return (1 / self.bands) ** (1 / self.rows)
 
@@ -77,6 +116,11 @@ class MinhashDedupParams(StrictModel):
         params = self.model_dump(mode="json")
         params.pop("batch_docs")  # only changes memory use, never the output
         return params
+
+
+def _midpoint(bands: int, rows: int) -> float:
+    """Inverse S-curve at 1/2: (1 − 2^(−1/b))^(1/r)."""
+    return (1.0 - 0.5 ** (1.0 / bands)) ** (1.0 / rows)
 
 
 class BloomDedupParams(StrictModel):
@@ -110,8 +154,10 @@ class BloomDedupParams(StrictModel):
         1, ge=1, description="A document left shorter than this after removal is dropped."
     )
     track_survivors: bool = Field(
-        False,
-        description="Remember which document first held each key, to name survivors (memory ~100 bytes per key).",
+        True,
+        description="Remember which document first held each key, to name survivors in `duplicate_of` "
+        "(16 bytes per distinct key plus each document's id, in memory and in the work folder); false for "
+        "corpora whose keys do not fit in memory (`duplicate_of` is then null).",
     )
 
 

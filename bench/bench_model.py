@@ -22,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model import GPT, ModelConfig, count_parameters, device_peak_flops, flops_per_token, mfu  # noqa: E402
 
-# Every variant starts from the tiny preset (d_model 128, 4 layers, 4 heads, vocab 2048). Gated MLPs shrink
-# their hidden size by 2/3 on their own; the MoE rows keep the *active* parameters of the dense model.
+# Every variant starts from the tiny preset (d_model 128, 4 layers, 4 heads, vocab 2048); `equal_parameters`
+# then sets its MLP hidden size (an expert's, for MoE) so that its parameter count (active parameters, for MoE)
+# is the baseline's to within one hidden unit per layer.
 VARIANTS: dict[str, dict] = {
     "gpt2-style (learned, GELU, LayerNorm)": {},
     "sinusoidal": dict(position="sinusoidal"),
@@ -40,14 +41,24 @@ VARIANTS: dict[str, dict] = {
     "bigbird (16-token blocks, 1+3+2)": dict(attention="bigbird", bigbird_block_size=16, position="rope"),
     "MLA (latent 64, decoupled RoPE)": dict(attention="mla", position="rope", mla_kv_lora_rank=64),
     "MoE 4 experts top-1": dict(n_experts=4, n_experts_per_token=1),
-    "MoE 8 experts top-2 + 1 shared": dict(n_experts=8, n_experts_per_token=2, n_shared_experts=1,
-                                           moe_d_ff=128 * 4 // 3),
+    "MoE 8 experts top-2 + 1 shared": dict(n_experts=8, n_experts_per_token=2, n_shared_experts=1),
 }
 
 # nanoGPT README (Dec 2022): torch.compile "cutting down iteration time from ~250ms / iter to 135ms / iter"
 # for bench.py's default setting (GPT-2 124M, batch 12, block 1024, bf16) on an A100.
 NANOGPT_REFERENCE = dict(device="A100 (nanoGPT README, compiled)", ms_per_iter=135.0, batch=12, seq=1024,
                          peak=312e12)
+
+
+def equal_parameters(cfg: ModelConfig, target: int) -> ModelConfig:
+    """cfg with the MLP hidden size (d_ff, or moe_d_ff with experts) whose parameter count (active, with experts)
+    is closest to target: what a variant saves in attention or positions goes to its MLP, and the reverse."""
+    field = "moe_d_ff" if cfg.n_experts else "d_ff"
+
+    def gap(hidden: int) -> int:
+        return abs(count_parameters(cfg.replace(**{field: hidden}), active_only=True) - target)
+
+    return cfg.replace(**{field: min(range(1, 16 * cfg.d_model + 1), key=gap)})
 
 
 def throughput(model: torch.nn.Module, batch: int, seq: int, steps: int, warmup: int, device: str,
@@ -87,24 +98,28 @@ def cpu_table(batch: int, seq: int, steps: int, rounds: int) -> None:
     """Variants are measured in interleaved rounds and keep their best round, so a burst of load from another
     process on a shared machine hurts one round of every variant rather than all rounds of one variant."""
     base = ModelConfig.preset("tiny", block_size=max(256, seq))
-    print(f"\nCPU forward+backward, batch {batch} x {seq} tokens, median of {steps} steps, best of {rounds} "
-          f"rounds, {torch.get_num_threads()} thread(s), torch {torch.__version__}")
+    target = count_parameters(base)
+    print(f"\nCPU forward+backward at the tiny preset's {target / 1e6:.3f}M parameters (MoE: active), batch {batch} x "
+          f"{seq} tokens, median of {steps} steps, best of {rounds} rounds, {torch.get_num_threads()} thread(s), "
+          f"torch {torch.__version__}")
     models = {}
     for name, overrides in VARIANTS.items():
         torch.manual_seed(0)
-        models[name] = GPT(base.replace(**overrides)).train()
+        models[name] = GPT(equal_parameters(base.replace(**overrides), target)).train()
     best = dict.fromkeys(VARIANTS, 0.0)
     for _ in range(rounds):
         for name, model in models.items():
             best[name] = max(best[name], throughput(model, batch, seq, steps, warmup=1, device="cpu"))
-    header = f"{'variant':44} {'params':>8} {'active':>8} {'tokens/s':>9} {'vs base':>8} {'GFLOP/tok':>9}"
+    header = (f"{'variant':44} {'params':>8} {'active':>8} {'MLP hidden':>10} {'tokens/s':>9} {'vs base':>8} "
+              f"{'GFLOP/tok':>9}")
     print(header)
     print("-" * len(header))
     baseline = best[next(iter(VARIANTS))]
     for name, model in models.items():
         cfg = model.config
-        print(f"{name:44} {count_parameters(cfg) / 1e6:7.2f}M {count_parameters(cfg, active_only=True) / 1e6:7.2f}M"
-              f" {best[name]:9.0f} {best[name] / baseline:7.2f}x {flops_per_token(cfg, seq) / 1e9:9.4f}")
+        hidden = f"{cfg.expert_hidden}/expert" if cfg.n_experts else str(cfg.ffn_hidden)
+        print(f"{name:44} {count_parameters(cfg) / 1e6:7.3f}M {count_parameters(cfg, active_only=True) / 1e6:7.3f}M"
+              f" {hidden:>10} {best[name]:9.0f} {best[name] / baseline:7.2f}x {flops_per_token(cfg, seq) / 1e9:9.4f}")
 
 
 def accelerator_table(device: str, preset: str, batch: int, seq: int, steps: int, compile_model: bool) -> None:
@@ -157,7 +172,9 @@ def main() -> None:
         accelerator_table("cuda", args.accelerator_preset, batch=12, seq=1024, steps=10 if args.quick else 30,
                           compile_model=True)
     else:
-        print("\nNo CUDA GPU present: skipping the gpt2-124m bf16 + torch.compile benchmark and its MFU.")
+        print(f"\nNo CUDA GPU present (torch {torch.__version__}, torch.cuda.is_available() is False): the "
+              f"{args.accelerator_preset} bf16 + torch.compile tokens/s and MFU table was NOT measured. On a GPU "
+              f"machine run: .venv/bin/python bench/bench_model.py --skip-cpu")
 
 
 if __name__ == "__main__":

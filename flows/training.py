@@ -11,8 +11,9 @@ import os
 from pathlib import Path
 from uuid import UUID
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.cache_policies import NO_CACHE
 
 from flows.common import StagePlan, input_ref, make_plan, publish, up_to_date
 from flows.config import PipelineConfig, load_config
@@ -33,8 +34,12 @@ def _tokenizer_file(cfg: PipelineConfig) -> str:
     return os.path.join(path, "tokenizer.json")
 
 
+@task(name="train", retries=0, cache_policy=NO_CACHE)
 def _train(mode: str, params: training.TrainingParams, run_dir: Path, **run_kwargs) -> dict:
-    """Launch one training run in its own process; returns the `done` event it printed."""
+    """Launch one training run in its own process (torchrun for several GPUs), stream its JSON lines into the run
+    log and a progress artifact; returns the `done` event it printed. Called directly, never submitted: Prefect
+    turns a cancellation's SIGTERM into an exception in the main thread only, and that is what stops the
+    training process tree."""
     log = get_run_logger()
     run_cfg = training.make_run_config(mode, params, run_dir, **run_kwargs)
     config_path = training.write_run_config(run_cfg)

@@ -96,6 +96,5 @@ def load_model(directory: str | os.PathLike, device: torch.device | str = "cpu",
     model.load_state_dict(state, strict=False)  # only the tied head may be absent, checked above
     if config.tie_embeddings:
         model.lm_head.weight = model.embed_tokens.weight
-    if dtype is not None:
-        model = model.to(dtype=dtype)
+    model = model.to(device=device, dtype=dtype)  # every buffer too, wherever it was made
     return model.eval()

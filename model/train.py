@@ -13,8 +13,8 @@ ModelConfig; pretrain resolves it from params.preset / params.model / params.blo
 
 The loop: AdamW (fused on CUDA; decay on matrices and embeddings only), linear warmup then cosine decay to
 min_lr, gradient accumulation and clipping, bf16 autocast and torch.compile on a GPU (never on CPU unless asked),
-DistributedDataParallel under torchrun. Every `log_interval` steps one JSON line (loss, lr, tokens/s, MFU) goes
-to stdout and to `<run_dir>/metrics.jsonl`; validation losses, sample generations and checkpoints are JSON lines
+DistributedDataParallel under torchrun. Every `log_interval` steps one JSON line (loss, lr, tokens/s, MFU, and
+with experts each layer's share of routed tokens in that window, rank 0's) goes to stdout and to `<run_dir>/metrics.jsonl`; validation losses, sample generations and checkpoints are JSON lines
 too, and `<run_dir>/loss.png` is drawn at the end.
 
 Checkpoints: `<run_dir>/step-000500/` holds `model.safetensors` + `config.json` (LoRA: only
@@ -77,7 +77,8 @@ METRICS_NAME = "metrics.jsonl"
 LOSS_PLOT = "loss.png"
 TMP_PREFIX = ".tmp-"
 VOCAB_MULTIPLE = 64  # pad the embedding to a multiple of 64 rows (nanoGPT's 50304): faster matmuls, same model
-DEFAULT_LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+DEFAULT_LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj",
+                        "gate_proj", "up_proj", "down_proj"]  # names a model lacks are skipped (model.lora)
 
 
 class CheckpointMismatch(ValueError):
@@ -760,6 +761,11 @@ class _Trainer:
         if state.get("mode") != self.run.mode:
             raise CheckpointMismatch(f"{self.run_dir} holds a {state.get('mode')!r} run (latest checkpoint {ckpt}), "
                                      f"not a {self.run.mode!r} one; use another run_dir")
+        trained_with = (state.get("tokenizer") or {}).get("sha256")
+        if trained_with and trained_with != self.tok_sha:
+            raise CheckpointMismatch(f"checkpoint {ckpt} was trained with another tokenizer (sha256 "
+                                     f"{trained_with[:12]}…) than {self.run.tokenizer} (sha256 {self.tok_sha[:12]}…); "
+                                     f"resume with the run's own tokenizer or use another run_dir")
         if self.run.mode == "lora":
             saved = TrainSettings.from_dict(state.get("settings", {})).lora_signature()
             if saved != self.s.lora_signature():
@@ -823,7 +829,11 @@ class _Trainer:
         if d.world_size > 1:
             train_model = nn.parallel.DistributedDataParallel(
                 train_model, device_ids=[d.local_rank] if self.device.type == "cuda" else None,
-                find_unused_parameters=cfg.n_experts > 0)
+                # an expert that no token of this rank chose gets no gradient in this step
+                find_unused_parameters=cfg.n_experts > 0,
+                # the buffers are functions of the config (ALiBi slopes, BigBird blocks) or per-rank statistics
+                # (expert usage counts): nothing to copy from rank 0 before every forward
+                broadcast_buffers=False)
 
         metrics = _Metrics(self.run_dir, d.main, step if resume is not None else None)
         flops = flops_per_token(cfg, block)
@@ -846,8 +856,12 @@ class _Trainer:
         if step >= end:
             log.info("%s is already at step %d (stop at %d): nothing to train", resume, step, end)
         params = [p for p in model.parameters() if p.requires_grad]
+        gpt = model.get_base_model() if hasattr(model, "get_base_model") else model  # under a peft wrapper
+        moe = cfg.n_experts > 0
         while step < end:
             t0 = time.perf_counter()
+            if moe and window_tokens == 0:  # a new logging window: count only its training tokens
+                gpt.reset_expert_usage()
             lr = learning_rate(step, s)
             for group in optimizer.param_groups:
                 group["lr"] = lr
@@ -880,7 +894,9 @@ class _Trainer:
                              grad_norm=round(float(grad_norm), 6) if grad_norm is not None else None,
                              tokens_per_s=round(tps, 1) if tps else None,
                              mfu=round(util, 4) if util is not None else None, tokens_seen=tokens_seen,
-                             elapsed_s=round(time.perf_counter() - t_start, 3))
+                             elapsed_s=round(time.perf_counter() - t_start, 3),
+                             **({"expert_usage": [[round(float(u), 4) for u in layer] for layer in gpt.expert_usage()]}
+                                if moe else {}))
                 train_time += window_time
                 train_tokens += window_tokens
                 window_time, window_tokens = 0.0, 0

@@ -186,7 +186,8 @@ class AttentionPattern(nn.Module):
             n_blocks = math.ceil(cfg.block_size / cfg.bigbird_block_size)
             table = bigbird_block_table(n_blocks, cfg.bigbird_global_blocks, cfg.bigbird_window_blocks,
                                         cfg.bigbird_random_blocks, cfg.bigbird_seed + layer_idx)
-            self.register_buffer("blocks", table, persistent=False)  # a function of the config, not a weight
+            # a function of the config, not a weight; drawn on the CPU, kept where the model is being built
+            self.register_buffer("blocks", table.to(torch.get_default_device()), persistent=False)
 
     def forward(self, q_pos: torch.Tensor, k_pos: torch.Tensor) -> torch.Tensor:
         q, k = q_pos[:, :, None], k_pos[:, None, :]
@@ -311,20 +312,21 @@ class LinearAttention(nn.Module):
         if ctx.q_valid is not None:  # padding contributes nothing to the state
             keep = ctx.q_valid[:, None, :, None].to(k.dtype)
             k, v = k * keep, v * keep
+        # the running sums are kept in float32: in bfloat16 a long sequence's small updates would be rounded away
         if cache is not None and "state" in cache:
             state, norm = cache["state"], cache["norm"]
         else:
-            state = k.new_zeros(B, self.n_heads, self.head_dim, self.head_dim)  # Σ φ(k) vᵀ
-            norm = k.new_zeros(B, self.n_heads, self.head_dim)  # Σ φ(k)
+            state = k.new_zeros(B, self.n_heads, self.head_dim, self.head_dim, dtype=torch.float32)  # Σ φ(k) vᵀ
+            norm = k.new_zeros(B, self.n_heads, self.head_dim, dtype=torch.float32)  # Σ φ(k)
         outputs = []
         for start in range(0, T, self.chunk):
             qc, kc, vc = (t[:, :, start : start + self.chunk] for t in (q, k, v))  # (B, H, c, hd)
             scores = (qc @ kc.transpose(-1, -2)).tril()  # (B, H, c, c): causal inside the chunk
-            numerator = qc @ state + scores @ vc  # (B, H, c, hd)
-            denominator = (qc @ norm[..., None]).squeeze(-1) + scores.sum(-1)  # (B, H, c)
+            numerator = qc @ state.to(qc.dtype) + scores @ vc  # (B, H, c, hd)
+            denominator = (qc @ norm.to(qc.dtype)[..., None]).squeeze(-1) + scores.sum(-1)  # (B, H, c)
             outputs.append(numerator / (denominator[..., None] + self.eps))
-            state = state + kc.transpose(-1, -2) @ vc
-            norm = norm + kc.sum(dim=2)
+            state = state + (kc.transpose(-1, -2) @ vc).float()
+            norm = norm + kc.sum(dim=2).float()
         if cache is not None:
             cache["state"], cache["norm"] = state, norm
         y = torch.cat(outputs, dim=2).transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim)
@@ -563,7 +565,7 @@ class GPT(nn.Module):
 
         x = self.embed_tokens(idx)  # (B, T, d_model)
         if self.embed_positions is not None:
-            x = x + self.embed_positions(ctx.q_pos)
+            x = x + self.embed_positions(ctx.q_pos).to(x.dtype)  # sinusoids are float32; weights may be bf16
         x = self.dropout(x)
         aux_losses = []
         for i, layer in enumerate(self.layers):

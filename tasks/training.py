@@ -25,9 +25,11 @@ from tasks.base import StrictModel
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUN_MODES = ("pretrain", "sft", "lora")
-# The projection layers of model/transformer.py that LoRA adapts (MLA's own names are added when present);
-# never lm_head, which is the token embedding itself when embeddings are tied.
-LORA_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+# The projection layers of model/transformer.py that LoRA adapts: those of softmax and linear attention, MLA's
+# (q_proj or q_a_proj/q_b_proj, kv_a_proj, kv_b_proj), the MLPs and experts; names a model lacks are skipped.
+# Never lm_head, which is the token embedding itself when embeddings are tied.
+LORA_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj",
+                       "gate_proj", "up_proj", "down_proj"]
 TAIL_LINES = 40  # output lines quoted in the error of a failed run
 TERMINATE_GRACE_S = 10.0
 
@@ -232,8 +234,9 @@ def launch_training(argv: list[str], nproc: int, log: Callable[[str], None], env
     """Run a training process (see `training_command`), passing each output line to `log` as it arrives.
 
     The child runs in its own process group. If this thread is interrupted (KeyboardInterrupt, SystemExit, a
-    cancellation) or anything fails here (including `log`), the whole group gets SIGTERM, then SIGKILL after
-    `grace_s`, and the exception propagates. Returns the exit code; with check=True (the default) a non-zero
+    cancellation: Prefect turns the SIGTERM a cancelled flow run receives into an exception) or anything fails here
+    (including `log`), the whole group and every descendant (torchrun's workers have sessions of their own) get
+    SIGTERM, then SIGKILL after `grace_s`, and the exception propagates. Returns the exit code; with check=True (the default) a non-zero
     exit raises RuntimeError quoting the last lines of output.
     """
     return run_streaming(training_command(argv, nproc), log, env=env, cwd=cwd, check=check, grace_s=grace_s)
@@ -272,28 +275,84 @@ def run_streaming(cmd: Sequence[str], log: Callable[[str], None], env: Mapping[s
 
 
 def terminate_process_group(proc: subprocess.Popen, grace_s: float = TERMINATE_GRACE_S) -> None:
-    """SIGTERM to the child's process group, SIGKILL to what is left after grace_s; reaps the child."""
+    """SIGTERM to the child's process group and to every descendant, SIGKILL to what is left after grace_s;
+    reaps the child.
+
+    Descendants are tracked one by one as well because torchrun starts each worker in a session of its own: they
+    are outside the group, and a torchrun killed before it could stop them would leave them running on the GPUs.
+    """
     try:
         pgid = os.getpgid(proc.pid)
     except ProcessLookupError:
         pgid = None
+    family = set(descendant_pids(proc.pid))
     if pgid is not None:
         _signal_group(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and _group_alive(pgid):
-            if proc.poll() is None:
-                try:
-                    proc.wait(timeout=0.05)
-                except subprocess.TimeoutExpired:
-                    pass
-            else:
-                time.sleep(0.05)
-        if _group_alive(pgid):
-            _signal_group(pgid, signal.SIGKILL)
+    _signal_each(family, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        family |= set(descendant_pids(proc.pid))  # what is started meanwhile; orphans stay in the set
+        if not ((pgid is not None and _group_alive(pgid)) or any(map(_pid_alive, family))):
+            break
+        if proc.poll() is None:
+            try:
+                proc.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            time.sleep(0.05)
+    if pgid is not None and _group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)
+    _signal_each({pid for pid in family if _pid_alive(pid)}, signal.SIGKILL)
     try:
         proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
         pass
+
+
+def descendant_pids(pid: int) -> list[int]:
+    """Children, grandchildren, … of pid, from /proc (Linux); [] where there is no /proc."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()  # after "(command name)", which may hold spaces
+        except OSError:  # gone meanwhile
+            continue
+        children[int(fields[1])].append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _pid_alive(pid: int) -> bool:
+    """Running (a zombie has finished: only its parent's wait is missing)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return not os.path.isdir("/proc")  # /proc exists but has no entry: gone
+
+
+def _signal_each(pids: set[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _signal_group(pgid: int, sig: int) -> None:

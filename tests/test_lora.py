@@ -105,3 +105,40 @@ def test_perplexity_table_compares_base_and_lora(lora_run):
     assert rows["lora"]["perplexity"] < rows["base"]["perplexity"]
     assert rows["lora"]["change_vs_base"] < 0 and rows["base"]["change_vs_base"] is None
     assert "| lora |" in table.markdown() and set(table.as_dict()) == {"base", "lora"}
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(position="rope", n_kv_heads=2, mlp="swiglu", tie_embeddings=False),
+    dict(attention="mla", position="rope", mla_q_lora_rank=16, n_experts=3, n_experts_per_token=2,
+         n_shared_experts=1),
+    dict(attention="mla", position="alibi"),
+    dict(attention="linear", position="none", norm_position="post"),
+    dict(attention="sliding_window", window_size=4, n_sink_tokens=1, position="relative"),
+], ids=["gqa-rope-swiglu", "mla-q-lora-moe", "mla-alibi", "linear-post-norm", "sliding-window-relative"])
+def test_default_targets_train_and_merge_for_every_attention_family(overrides, tmp_path):
+    """The default target list adapts each attention family's projections; trained, saved and merged on disk,
+    the plain checkpoint computes what the adapted model computes."""
+    from model import save_model
+    from model.lora import save_adapter
+    from model.train import DEFAULT_LORA_TARGETS
+
+    torch.manual_seed(0)
+    save_model(GPT(ModelConfig(vocab_size=64, block_size=32, d_model=32, n_heads=4, n_layers=2, **overrides)),
+               tmp_path / "base")
+    adapted = apply_lora(load_model(tmp_path / "base"), 4, 8, 0.0, DEFAULT_LORA_TARGETS).train()
+    adapted_names = {n.split(".lora_A")[0].rsplit(".", 1)[-1] for n, _ in adapted.named_parameters() if "lora_A" in n}
+    attention_names = {"mla": {"kv_a_proj", "kv_b_proj", "o_proj"}, "linear": {"q_proj", "k_proj", "v_proj"}}
+    assert attention_names.get(overrides.get("attention"), {"q_proj", "k_proj", "v_proj", "o_proj"}) <= adapted_names
+    optimizer = torch.optim.AdamW([p for p in adapted.parameters() if p.requires_grad], lr=1e-2)
+    x = torch.randint(0, 64, (2, 17), generator=torch.Generator().manual_seed(1))
+    for _ in range(3):
+        adapted(x[:, :-1], targets=x[:, 1:]).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    save_adapter(adapted, tmp_path / "adapter")
+    merged = load_model(merge_adapter(tmp_path / "base", tmp_path / "adapter", tmp_path / "merged"))
+    adapted.eval()
+    with torch.no_grad():
+        want, got = adapted(x).logits, merged(x).logits
+        assert (want - load_model(tmp_path / "base")(x).logits).abs().max() > 1e-3
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)

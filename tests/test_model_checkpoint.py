@@ -91,3 +91,11 @@ def test_missing_or_broken_files(tmp_path):
     (tmp_path / "config.json").write_text("{")
     with pytest.raises(ValueError, match="not a valid model config"):
         load_model(tmp_path)
+
+
+def test_every_tensor_is_built_on_the_requested_device():
+    """load_model(device=...) builds the model inside torch.device(...): buffers made from the config (BigBird's
+    block table, ALiBi slopes) must land there too, not on the CPU."""
+    with torch.device("meta"):
+        model = GPT(ModelConfig(**{**TINY, "attention": "bigbird", "bigbird_block_size": 4, "position": "alibi"}))
+    assert {t.device.type for t in [*model.parameters(), *model.buffers()]} == {"meta"}

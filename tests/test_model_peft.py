@@ -17,6 +17,15 @@ TARGETS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny tensors: one thread is as fast, and immune to oversubscription on a loaded machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.mark.parametrize("attention", list(TARGETS))
 def test_lora_attaches_to_the_projection_names(attention):
     torch.manual_seed(0)

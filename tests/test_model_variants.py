@@ -17,6 +17,15 @@ BIGBIRD = dict(attention="bigbird", bigbird_block_size=2, bigbird_global_blocks=
 RELATIVE = dict(position="relative", relative_num_buckets=8, relative_max_distance=16)
 MOE = dict(n_experts=4, n_experts_per_token=2)
 
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny tensors: one thread is as fast, and immune to oversubscription on a loaded machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
 VARIANTS: dict[str, dict] = {
     # positions (with full multi-head attention)
     "learned-gelu-layernorm": dict(),
@@ -60,6 +69,24 @@ VARIANTS: dict[str, dict] = {
                                         position="rope", moe_d_ff=24),
     "moe-mla-post-norm": dict(MOE, attention="mla", position="rope", norm_position="post"),
     "moe-sliding-window-untied": {**MOE, **SLIDING, "n_sink_tokens": 2, "tie_embeddings": False},
+    # more combinations across the families
+    "gqa-alibi": dict(position="alibi", n_kv_heads=2),
+    "no-positions-mqa-nobias": dict(position="none", n_kv_heads=1, bias=False),
+    "sliding-window-relative": {**SLIDING, **RELATIVE},
+    "sliding-window-sinks-mqa-post-norm": dict(SLIDING, n_sink_tokens=1, n_kv_heads=1, norm_position="post"),
+    "linear-gqa-moe-post-norm": dict(MOE, attention="linear", n_kv_heads=2, linear_chunk_size=4,
+                                     norm_position="post"),
+    "linear-no-positions-swiglu-rmsnorm": dict(attention="linear", position="none", mlp="swiglu", norm="rmsnorm",
+                                               linear_chunk_size=3),
+    "bigbird-alibi-moe-shared": {**BIGBIRD, **MOE, "position": "alibi", "n_shared_experts": 1},
+    "bigbird-2-global-no-random-sinusoidal": dict(BIGBIRD, bigbird_global_blocks=2, bigbird_random_blocks=0,
+                                                 position="sinusoidal"),
+    "mla-relative-geglu": dict(RELATIVE, attention="mla", mlp="geglu"),
+    "mla-no-positions-rmsnorm-untied": dict(attention="mla", position="none", norm="rmsnorm", tie_embeddings=False),
+    "mla-rope-q-lora-moe-shared-dropout": dict(MOE, attention="mla", position="rope", mla_q_lora_rank=16,
+                                              n_shared_experts=1, dropout=0.1),
+    "moe-every-expert-gqa-rope-rmsnorm-geglu": dict(n_experts=2, n_experts_per_token=2, n_kv_heads=2,
+                                                   position="rope", norm="rmsnorm", mlp="geglu"),
 }
 
 
@@ -250,3 +277,21 @@ def test_right_padded_batch_matches_each_row_alone(name):
         padded = model(ids, attention_mask=mask).logits
         for i, (row, n) in enumerate(zip(rows, lengths, strict=True)):
             torch.testing.assert_close(padded[i, :n], model(row[None]).logits[0], atol=1e-5, rtol=0)
+
+
+@parametrize_variants
+def test_bfloat16_weights_train_and_generate(name):
+    """A model cast to bfloat16 (load_model(dtype=...)) without autocast: every buffer, position table and
+    cached state must follow the weights' dtype (or be cast where it meets them)."""
+    model = make_model(name).to(torch.bfloat16)
+    x = random_tokens(2, 12)
+    loss = model(x[:, :-1], targets=x[:, 1:]).loss
+    loss.backward()
+    model.eval()
+    with torch.no_grad():
+        full = model(x).logits
+        cache = model.new_cache()
+        model(x[:, :8], attention_mask=torch.ones(2, 8), cache=cache)
+        step = model(x[:, 8:9], cache=cache).logits
+    assert torch.isfinite(loss) and full.dtype == step.dtype == torch.bfloat16
+    torch.testing.assert_close(step[:, 0].float(), full[:, 8].float(), atol=0.1, rtol=0.05)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from model.sft import SftBatchStream, SftExamples, encode_example, shift_labels
 from model.train import evaluate_assistant_perplexity, train
@@ -109,6 +110,22 @@ def test_sft_lowers_the_assistant_turn_loss(tmp_path):
     assert result.val_loss == pytest.approx(torch.tensor(after).log().item(), rel=1e-4)
 
 
+def test_sft_resume_is_exact(tmp_path):
+    """Full fine-tuning interrupted at step 3 and resumed ends where an uninterrupted run ends, bit for bit:
+    same batches (the stream's position), optimizer state, schedule and RNG."""
+    torch.set_num_threads(1)
+    base = pretrained_checkpoint()
+    params = quiet_params(SftParams, max_steps=6, checkpoint_interval=3, grad_accum=2, sample_interval=2)
+    straight = train(run_config("sft", tmp_path / "a", params, init_from=base))
+    assert train(run_config("sft", tmp_path / "b", params, init_from=base), stop_at=3).step == 3
+    resumed = train(run_config("sft", tmp_path / "b", params, init_from=base))
+    assert resumed.resumed_from.endswith("step-000003") and resumed.step == 6
+    a = load_file(f"{straight.checkpoint}/model.safetensors")
+    b = load_file(f"{resumed.checkpoint}/model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert straight.tokens_seen == resumed.tokens_seen
+
+
 def test_an_empty_sft_set_is_a_clear_error(tmp_path):
     empty = tmp_path / "empty.parquet"
     ParquetShardWriter(empty, SFT_SCHEMA).close()
@@ -132,8 +149,6 @@ def pretrained_config() -> dict:
     import json
 
     return json.loads((pretrained_checkpoint() / "config.json").read_text())
-
-
 
 
 def test_sft_with_another_tokenizer_than_the_base_is_refused(tmp_path):

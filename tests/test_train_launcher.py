@@ -4,8 +4,11 @@ takes the whole process group down with it (children of the child included)."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +109,86 @@ def test_training_command_uses_torchrun_for_several_processes():
     assert cmd[-4:] == ["-m", "model.train", "--config", "r.json"]
     with pytest.raises(ValueError):
         training_command([], 0)
+
+
+def test_sigterm_to_a_prefect_flow_process_kills_the_training_tree(tmp_path):
+    """How a cancelled deployment run ends: the worker sends SIGTERM to the flow-run process, where Prefect's
+    `capture_sigterm` turns it into an exception; the launcher must then take the training tree down too."""
+    training = (
+        "import os, subprocess, sys, time\n"
+        "grandchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('pids', os.getpid(), grandchild.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    pids_file = tmp_path / "pids"
+    flow_process = (
+        "import sys\n"
+        "from prefect.utilities.engine import capture_sigterm\n"
+        "from tasks.training import run_streaming\n"
+        "def log(line):\n"
+        f"    open({str(pids_file)!r}, 'w').write(line)\n"
+        "with capture_sigterm():\n"
+        f"    run_streaming([sys.executable, '-c', {training!r}], log, grace_s=5)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    launcher = subprocess.Popen([sys.executable, "-c", flow_process], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids_file.exists() and pids_file.read_text().startswith("pids")):
+            assert time.monotonic() < deadline and launcher.poll() is None, launcher.stderr.read()
+            time.sleep(0.05)
+        pids = [int(p) for p in pids_file.read_text().split()[1:]]
+        launcher.send_signal(signal.SIGTERM)
+        # Prefect re-delivers the signal to itself once the exception has unwound (our cleanup included)
+        assert launcher.wait(timeout=30) == -signal.SIGTERM
+        # the training process runs in its own session: only the launcher's cleanup can have ended it
+        assert _wait_dead(pids), "the training process or its child survived the flow's SIGTERM"
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+
+
+def test_workers_in_sessions_of_their_own_are_stopped_too():
+    """torchrun starts each worker with start_new_session=True, outside its process group; if torchrun itself
+    does not stop them (here it ignores SIGTERM until it is killed), the launcher still must."""
+    child = (
+        "import os, signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "worker = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+        "print('pids', os.getpid(), worker.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    pids: list[int] = []
+
+    def log(line: str) -> None:
+        if line.startswith("pids"):
+            pids.extend(int(p) for p in line.split()[1:])
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_streaming([sys.executable, "-c", child], log, grace_s=1)
+    assert len(pids) == 2
+    assert _wait_dead(pids), "a worker outside the process group survived"
+
+
+def test_descendants_are_found_through_every_generation():
+    from tasks.training import descendant_pids
+
+    child = (
+        "import os, subprocess, sys, time\n"
+        "inner = \"import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', "
+        "'import time; time.sleep(30)']); print(p.pid, flush=True); time.sleep(30)\"\n"
+        "p = subprocess.Popen([sys.executable, '-c', inner], stdout=subprocess.PIPE, text=True)\n"
+        "print(p.pid, p.stdout.readline().strip(), flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        grandchild, great = map(int, proc.stdout.readline().split())
+        assert {grandchild, great} <= set(descendant_pids(proc.pid))
+        assert descendant_pids(great) == []
+    finally:
+        from tasks.training import terminate_process_group
+
+        terminate_process_group(proc, grace_s=2)
+    assert _wait_dead([proc.pid, grandchild, great])

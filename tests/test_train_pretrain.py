@@ -37,10 +37,12 @@ def _weights(checkpoint):
 
 
 def test_resumed_run_ends_with_bitwise_identical_weights(tmp_path):
-    straight = train(run_config("pretrain", tmp_path / "straight", _params()))
-    first = train(run_config("pretrain", tmp_path / "resumed", _params()), stop_at=4)
+    # samples in the log (at 3, 6, and when stopping at 4) draw from their own generator: the training RNG that
+    # dropout uses must not notice them
+    straight = train(run_config("pretrain", tmp_path / "straight", _params(sample_interval=3)))
+    first = train(run_config("pretrain", tmp_path / "resumed", _params(sample_interval=3)), stop_at=4)
     assert first.step == 4 and first.checkpoint.endswith("step-000004")
-    second = train(run_config("pretrain", tmp_path / "resumed", _params()))
+    second = train(run_config("pretrain", tmp_path / "resumed", _params(sample_interval=3)))
     assert second.resumed_from.endswith("step-000004") and second.step == 8
 
     a, b = _weights(straight.checkpoint), _weights(second.checkpoint)
@@ -56,6 +58,8 @@ def test_resumed_run_ends_with_bitwise_identical_weights(tmp_path):
         for res in (straight, second)
     ]
     assert losses[0] == losses[1]
+    samples = [r for r in map(json.loads, open(straight.metrics_path)) if r["event"] == "sample"]
+    assert [r["step"] for r in samples] == [3, 6, 8] and all(isinstance(r["text"], str) for r in samples)
 
 
 def test_checkpoint_layout_state_and_pruning(tmp_path):
@@ -82,6 +86,16 @@ def test_checkpoint_layout_state_and_pruning(tmp_path):
     assert all(r["mfu"] is None and r["tokens_per_s"] > 0 and r["lr"] > 0 for r in train_lines)
     assert [r["step"] for r in records if r["event"] == "eval"] == [4, 8]
     assert (run_dir / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_mixture_of_experts_logs_expert_usage(tmp_path):
+    model = {**TINY_MODEL, "n_experts": 4, "n_experts_per_token": 2, "n_shared_experts": 1}
+    result = train(run_config("pretrain", tmp_path / "moe", quiet_params(PretrainParams, max_steps=4, model=model)))
+    lines = [r for r in map(json.loads, open(result.metrics_path)) if r["event"] == "train"]
+    assert [r["step"] for r in lines] == [2, 4]
+    for r in lines:
+        assert len(r["expert_usage"]) == TINY_MODEL["n_layers"]
+        assert all(len(layer) == 4 and sum(layer) == pytest.approx(1.0, abs=1e-3) for layer in r["expert_usage"])
 
 
 def test_an_interrupted_save_leaves_no_checkpoint_and_is_cleaned_up(tmp_path, monkeypatch):
@@ -127,6 +141,19 @@ def test_resume_with_another_model_config_names_both(tmp_path):
     with pytest.raises(CheckpointMismatch, match=r"d_model: checkpoint 32, requested 64") as err:
         train(run_config("pretrain", run_dir, bigger))
     assert "step-000002" in str(err.value)
+
+
+def test_resume_with_another_tokenizer_is_refused(tmp_path):
+    from tasks.tokenizer import TokenizerParams, train_tokenizer
+
+    run_dir = tmp_path / "run"
+    train(run_config("pretrain", run_dir, quiet_params(PretrainParams, max_steps=2)), stop_at=2)
+    other = train_tokenizer(["some other text to learn a few merges from, again and again"] * 20, tmp_path / "tok",
+                            TokenizerParams(vocab_size=300, heldout_fraction=0))
+    cfg = run_config("pretrain", run_dir, quiet_params(PretrainParams, max_steps=4))
+    cfg["tokenizer"], cfg["data"]["tokenizer_sha256"], cfg["data"]["vocab_size"] = other.path, None, None
+    with pytest.raises(CheckpointMismatch, match=r"step-000002 was trained with another tokenizer"):
+        train(cfg)
 
 
 def test_a_tokenizer_that_did_not_encode_the_shards_is_refused(tmp_path):

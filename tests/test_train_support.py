@@ -112,13 +112,22 @@ def test_params_models_match_the_trainer_settings():
 
 
 def test_lora_params_default_targets_are_the_model_projection_names():
+    """Every projection of every attention family and MLP, never the output head or the router."""
     from model import GPT, ModelConfig
     from model.lora import linear_module_names
+    from model.train import DEFAULT_LORA_TARGETS
 
     targets = set(LoraParams().target_modules)
-    names = linear_module_names(GPT(ModelConfig.preset("llama-style", n_layers=1, d_model=64, n_heads=4,
-                                                       n_kv_heads=2, vocab_size=64)))
-    assert targets == names - {"lm_head"}
+    assert targets == set(DEFAULT_LORA_TARGETS)
+    small = dict(n_layers=1, d_model=64, n_heads=4, vocab_size=64, n_experts=2, n_experts_per_token=1)
+    found = set()
+    for overrides in (dict(), dict(attention="mla", n_kv_heads=None),
+                      dict(attention="mla", n_kv_heads=None, mla_q_lora_rank=16),
+                      dict(attention="linear", position="none")):
+        names = linear_module_names(GPT(ModelConfig.preset("llama-style", **small, **overrides)))
+        assert names - {"lm_head", "router"} <= targets, overrides
+        found |= names
+    assert targets <= found
 
 
 def test_sft_data_params_refuse_unknown_kinds():

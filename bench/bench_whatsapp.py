@@ -8,13 +8,15 @@ the table shows the floor any parser pays — reading, decoding and splitting th
 the parsing itself is visible, and the aim of issue 3 (≥ 200,000 messages/s per core) beside the parser's rate.
 
 Times are CPU seconds of this process (best of --repeat runs): the parser is single-threaded, so that is its
-cost on one core, whatever else the machine is running.
+cost on one core, whatever else the machine is running. The last column is the peak RSS of this process after
+the step (it reads the whole export at once: the date order is decided from every date of the file).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -22,8 +24,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tasks.whatsapp import chat_to_documents, parse_whatsapp_export  # noqa: E402
+
+try:  # bench/summary.py collects headline figures when bench/run_all.py runs this script
+    import summary  # noqa: E402
+except ImportError:  # pragma: no cover - running without the summary helper
+    summary = None
 
 WORDS = (
     "ok see you later tonight tomorrow haha yes no maybe coffee lunch dinner the a to and is it was really "
@@ -82,6 +90,10 @@ def read_and_split(path: Path) -> int:
 AIM_MESSAGES_PER_S = 200_000
 
 
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def timed(repeat: int, fn, *args, **kwargs):
     """(result, best CPU seconds of `repeat` calls)."""
     best, result = float("inf"), None
@@ -114,18 +126,26 @@ def main() -> None:
             docs, to_docs = timed(args.repeat, chat_to_documents, chat)
             n = len(chat.messages)
             aim = f"≥ {AIM_MESSAGES_PER_S:,}: " + ("met" if n / parse >= AIM_MESSAGES_PER_S else "not met")
-            rows.append((f"{layout}: read + decode + split lines (floor)", mb, n, floor, ""))
-            rows.append((f"{layout}: parse_whatsapp_export", mb, n, parse, aim))
-            rows.append((f"{layout}: chat_to_documents ({len(docs)} docs)", mb, n, to_docs, ""))
-            rows.append((f"{layout}: parse + documents", mb, n, parse + to_docs, ""))
+            peak = peak_rss_mb()
+            rows.append((f"{layout}: read + decode + split lines (floor)", mb, n, floor, None, ""))
+            rows.append((f"{layout}: parse_whatsapp_export", mb, n, parse, peak, aim))
+            rows.append((f"{layout}: chat_to_documents ({len(docs)} docs)", mb, n, to_docs, None, ""))
+            rows.append((f"{layout}: parse + documents", mb, n, parse + to_docs, None, ""))
+            if summary is not None:
+                summary.record(f"whatsapp parse ({layout})", "messages/s per core", n / parse,
+                               "reading + splitting lines", n / floor, peak_mb=peak)
+            del chat, docs
 
     print(
-        f"\n{'step':<48} {'MB':>7} {'messages':>10} {'CPU s':>7} {'messages/s':>12} {'MB/s':>7}  aim (messages/s)"
+        f"\n{'step':<48} {'MB':>7} {'messages':>10} {'CPU s':>7} {'messages/s':>12} {'MB/s':>7} {'peak RSS MB':>11}"
+        "  aim (messages/s)"
     )
-    print("-" * 116)
-    for name, mb, n, seconds, aim in rows:
+    print("-" * 128)
+    for name, mb, n, seconds, peak, aim in rows:
+        peak_text = f"{peak:>11,.0f}" if peak is not None else " " * 11
         print(
-            f"{name:<48} {mb:>7.1f} {n:>10,} {seconds:>7.2f} {n / seconds:>12,.0f} {mb / seconds:>7.1f}  {aim}"
+            f"{name:<48} {mb:>7.1f} {n:>10,} {seconds:>7.2f} {n / seconds:>12,.0f} {mb / seconds:>7.1f} {peak_text}"
+            f"  {aim}"
         )
 
 

@@ -66,7 +66,7 @@ def parse(
     if chat.stats["date_order_ambiguous"]:
         typer.echo(
             f"warning: {path}: no day above 12 in any date, read as {chat.stats['date_order']} "
-            "(--date-order chooses)",
+            f"({chat.stats['date_order_source']}; --date-order chooses)",
             err=True,
         )
     _print_messages(chat.messages)

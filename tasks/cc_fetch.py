@@ -95,6 +95,13 @@ def download(
                     start = 0  # the server ignored Range: start again from the beginning
                 elif start and status != 206:
                     raise FetchError(f"{url}: unexpected HTTP {status} to a Range request")
+                elif start and _range_start(resp.headers.get("Content-Range")) not in (None, start):
+                    # bytes from somewhere else than asked for cannot be appended: start again
+                    part.unlink(missing_ok=True)
+                    raise FetchError(
+                        f"{url}: asked for bytes from {start}, got Content-Range "
+                        f"{resp.headers.get('Content-Range')!r}"
+                    )
                 expected = resp.headers.get("Content-Length")
                 received = 0
                 with open(part, "ab" if start else "wb") as out:
@@ -135,6 +142,15 @@ def download(
             log.warning("%s: attempt %d failed (%s); retrying in %.1f s", url, attempt, last_error, delay)
             sleep(delay)
     raise FetchError(f"{url}: failed after {retries + 1} attempts ({last_error})")
+
+
+def _range_start(content_range: str | None) -> int | None:
+    """The first byte of a `Content-Range: bytes START-END/TOTAL` header, or None."""
+    if not content_range:
+        return None
+    unit, _, spec = content_range.strip().partition(" ")
+    first = spec.split("-", 1)[0]
+    return int(first) if unit == "bytes" and first.isdigit() else None
 
 
 def crawl_paths(crawl: str, kind: str, base_url: str = DEFAULT_BASE_URL, **kw) -> list[str]:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from tasks.whatsapp import phrases as whatsapp_phrases
+
 # ---------------------------------------------------------------------------------------------------------------
 # Phrase tables. Matching ignores case and accepts any run of spaces where a phrase has one.
 # ---------------------------------------------------------------------------------------------------------------
@@ -106,7 +108,9 @@ ENCRYPTION_NOTICES: tuple[str, ...] = (
 
 # System events, as regular expressions that must fill the whole line (after an optional export timestamp).
 # `{who}` is a participant (a capitalised name, a phone number, or You/Vous), `{names}` a list of them,
-# `{quoted}` a quoted group name. English and French.
+# `{quoted}` a quoted group name, `{ar_who}` a name in Arabic script (or a phone number). English and French in
+# full; the common events (group created, added, left, removed, subject changed, joined by link, missed call) in
+# Spanish, Portuguese, German, Italian, Dutch, Turkish, Indonesian and Arabic.
 SYSTEM_EVENTS: tuple[str, ...] = (
     # English
     r"{who} created group {quoted}",
@@ -146,6 +150,77 @@ SYSTEM_EVENTS: tuple[str, ...] = (
     r"Appel (?:vocal|vidéo) (?:de groupe )?manqué",
     r"Votre code de sécurité avec .{1,80} a changé\..*",
     r"En attente de ce message\..*",
+    # Spanish
+    r"{who} creó el grupo {quoted}",
+    r"Creaste el grupo {quoted}",
+    r"{who} (?:añadió a {names}|te añadió)",
+    r"Añadiste a {names}",
+    r"{who} salió(?: del grupo)?",
+    r"Saliste(?: del grupo)?",
+    r"{who} (?:eliminó a {names}|te eliminó)",
+    r"{who} cambió el (?:asunto|nombre del grupo) (?:de {quoted} )?a {quoted}",
+    r"{who} se unió (?:usando|con|mediante) el enlace de invitación(?: de este grupo)?",
+    r"(?:Llamada(?: de voz)?|Videollamada) (?:de grupo )?perdida",
+    # Portuguese
+    r"{who} criou o grupo {quoted}",
+    r"Você criou o grupo {quoted}",
+    r"{who} adicionou (?:você|{names})",
+    r"(?:{who}|Você) saiu(?: do grupo)?",
+    r"{who} removeu (?:você|{names})",
+    r"{who} (?:mudou|alterou) o (?:assunto|nome do grupo) (?:de {quoted} )?para {quoted}",
+    r"{who} entrou usando o link de convite(?: deste grupo)?",
+    r"Chamada de (?:voz|vídeo) perdida",
+    # German
+    r"{who} (?:hat|hast) (?:die )?Gruppe {quoted} erstellt",
+    r"{who} (?:hat|hast) (?:dich|{names}) hinzugefügt",
+    r"{who} (?:hat|hast) die Gruppe verlassen",
+    r"{who} (?:hat|hast) (?:dich|{names}) entfernt",
+    r"{who} (?:hat|hast) den (?:Betreff|Gruppennamen) (?:von {quoted} )?(?:zu|in) {quoted} geändert",
+    r"{who} (?:ist|bist) (?:der Gruppe )?über den Einladungslink(?: dieser Gruppe)? beigetreten",
+    r"Verpasster (?:Sprach|Video)anruf",
+    # Italian
+    r"{who} ha creato il gruppo {quoted}",
+    r"Hai creato il gruppo {quoted}",
+    r"{who} (?:ha aggiunto {names}|ti ha aggiunto)",
+    r"(?:{who} è uscit[oa]|Sei uscit[oa])(?: dal gruppo)?",
+    r"{who} ha abbandonato(?: il gruppo)?",
+    r"{who} (?:ha rimosso {names}|ti ha rimosso)",
+    r"{who} ha cambiato l['’]oggetto (?:da {quoted} )?(?:a|in) {quoted}",
+    r"{who} si è unit[oa] tramite il link d['’]invito(?: di questo gruppo)?",
+    r"(?:Chiamata vocale|Videochiamata) persa",
+    # Dutch
+    r"{who} (?:heeft|hebt) (?:de )?groep {quoted} aangemaakt",
+    r"{who} (?:heeft|hebt) (?:je|u|{names}) toegevoegd",
+    r"{who} (?:heeft|hebt) de groep verlaten",
+    r"{who} is vertrokken",
+    r"{who} (?:heeft|hebt) (?:je|u|{names}) verwijderd",
+    r"{who} (?:heeft|hebt) het onderwerp (?:gewijzigd (?:van {quoted} )?(?:in|naar) {quoted}|gewijzigd)",
+    r"{who} (?:is|bent) lid geworden via de uitnodigingslink(?: van deze groep)?",
+    r"Gemiste (?:spraak|video-?)oproep",
+    # Turkish
+    r"{who} {quoted} grubunu oluşturdu",
+    r"{who},? (?:seni|{names})(?: kişisini)? ekledi",
+    r"{who} (?:gruptan )?ayrıldı",
+    r"{who},? (?:seni|{names})(?: kişisini)? çıkardı",
+    r"Cevapsız (?:sesli|görüntülü) arama",
+    # Indonesian
+    r"{who} membuat grup {quoted}",
+    r"{who} menambahkan (?:Anda|{names})",
+    r"{who} keluar",
+    r"{who} mengeluarkan (?:Anda|{names})",
+    r"{who} bergabung menggunakan tautan undangan grup ini",
+    r"Panggilan (?:suara|video) tak terjawab",
+    # Arabic
+    r"أنشأ {ar_who} المجموعة {quoted}",
+    r"أنشأت المجموعة {quoted}",
+    r"أضاف {ar_who}",
+    r"أضافك {ar_who}",
+    r"غادرت?(?: المجموعة)? {ar_who}",
+    r"غادرت المجموعة",
+    r"أزال {ar_who}",
+    r"أزالك {ar_who}",
+    r"انضم {ar_who} باستخدام رابط الدعوة.*",
+    r"مكالمة (?:صوتية|فيديو) فائتة",
 )
 
 # Capitalised pronouns that start ordinary sentences ("He left"), never a system line.
@@ -173,6 +248,14 @@ SYSTEM_EVENT_WORDS: tuple[str, ...] = (
     "created", "added", "left", "removed", "joined", "changed", "deleted", "turned", "pinned", "admin", "missed",
     "security", "waiting", "business", "créé", "ajouté", "retiré", "parti", "quitté", "rejoint", "modifié",
     "changé", "supprimé", "activé", "épinglé", "manqué", "sécurité", "attente",
+    "creó", "creaste", "añadió", "añadiste", "salió", "saliste", "eliminó", "cambió", "unió", "perdida",
+    "criou", "adicionou", "saiu", "removeu", "mudou", "alterou", "entrou",
+    "erstellt", "hinzugefügt", "verlassen", "entfernt", "geändert", "beigetreten", "verpasster",
+    "creato", "aggiunto", "uscit", "abbandonato", "rimosso", "cambiato", "invito", "persa",
+    "aangemaakt", "toegevoegd", "verlaten", "vertrokken", "verwijderd", "gewijzigd", "uitnodigingslink", "gemiste",
+    "oluşturdu", "ekledi", "ayrıldı", "çıkardı", "cevapsız",
+    "membuat", "menambahkan", "keluar", "mengeluarkan", "bergabung", "terjawab",
+    "أنشأ", "أضاف", "غادر", "أزال", "انضم", "فائتة",
 )
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -200,6 +283,18 @@ def _any_of(phrases: Iterable[str]) -> str:
 
 def _flat(table: dict[str, tuple[str, ...]]) -> list[str]:
     return [p for phrases in table.values() for p in phrases]
+
+
+def _merged(*tables: dict[str, tuple[str, ...]]) -> list[str]:
+    """The phrases of several tables, once each, without the brackets some are written with: this module's
+    tables and the WhatsApp parser's (tasks.whatsapp.phrases), so that what the parser recognises is also
+    what cleaning removes."""
+    return list(dict.fromkeys(p.strip("<>‹›").strip() for table in tables for p in _flat(table)))
+
+
+_MEDIA_PHRASES = _merged(MEDIA_OMITTED, whatsapp_phrases.MEDIA_OMITTED)
+_DELETED_PHRASES = _merged(DELETED_MESSAGE, whatsapp_phrases.DELETED)
+_EDITED_PHRASES = _merged(EDITED_MESSAGE, whatsapp_phrases.EDITED_MARKERS)
 
 
 def _word_trie(words: Iterable[str]) -> str:
@@ -276,10 +371,15 @@ def _whole_message(phrases: list[str]) -> _LineFilter:
     return _LineFilter(_hint(_longest_words(phrases)), line)
 
 
-_MEDIA_BRACKETED = re.compile(rf"[<‹]{_HSPACE}*{_any_of(_flat(MEDIA_OMITTED))}{_HSPACE}*[>›]", re.I)
-_MEDIA_BARE = _whole_message(_flat(MEDIA_OMITTED))
-_MEDIA_ATTACHED = re.compile(rf"[<‹]{_HSPACE}*{_any_of(_flat(ATTACHED_LABELS))}{_HSPACE}*:[^<>‹›\n]*[>›]", re.I)
-_FILE_ATTACHED_NOTE = re.compile(rf"\({_HSPACE}*{_any_of(_flat(FILE_ATTACHED))}{_HSPACE}*\)", re.I)
+_MEDIA_BRACKETED = re.compile(rf"[<‹]{_HSPACE}*{_any_of(_MEDIA_PHRASES)}{_HSPACE}*[>›]", re.I)
+_MEDIA_BARE = _whole_message(_MEDIA_PHRASES)
+_MEDIA_ATTACHED = re.compile(
+    rf"[<‹]{_HSPACE}*{_any_of(_merged(ATTACHED_LABELS, whatsapp_phrases.ATTACHED_LABELS))}{_HSPACE}*:[^<>‹›\n]*[>›]",
+    re.I,
+)
+_FILE_ATTACHED_NOTE = re.compile(
+    rf"\({_HSPACE}*{_any_of(_merged(FILE_ATTACHED, whatsapp_phrases.FILE_ATTACHED))}{_HSPACE}*\)", re.I
+)
 # The attachment is the whole message, so after "Name:" (or alone on its line) its name may contain spaces
 # ("Max Caulfield.vcf"); elsewhere only a space-free file name counts.
 _FILE_ATTACHED = re.compile(
@@ -287,16 +387,17 @@ _FILE_ATTACHED = re.compile(
     re.I | re.M,
 )
 
-_DELETED = _whole_message(_flat(DELETED_MESSAGE))
-_EDITED_BRACKETED = re.compile(rf"[<‹]{_HSPACE}*{_any_of(_flat(EDITED_MESSAGE))}\.?{_HSPACE}*[>›]", re.I)
-_EDITED_BARE = _whole_message(_flat(EDITED_MESSAGE))
+_DELETED = _whole_message(_DELETED_PHRASES)
+_EDITED_BRACKETED = re.compile(rf"[<‹]{_HSPACE}*{_any_of(_EDITED_PHRASES)}\.?{_HSPACE}*[>›]", re.I)
+_EDITED_BARE = _whole_message(_EDITED_PHRASES)
 
 # An export line's timestamp, e.g. "12/24/14, 17:08 - ", "[20.06.19, 15:58:47] ", "06/20/2020, 00:08 a. m. - ".
 _EXPORT_TIMESTAMP = (
     rf"(?:\[?{_D}{{1,4}}[./\-]{_D}{{1,2}}[./\-]{_D}{{1,4}},?{_HSPACE}+{_D}{{1,2}}[:.]{_D}{{2}}(?:[:.]{_D}{{2}})?"
     rf"(?:{_HSPACE}*[AaPp]\.?{_HSPACE}*[Mm]\.?)?\]?:?{_HSPACE}*(?:-{_HSPACE}*)?)"
 )
-_CAPITAL = "A-ZÀ-ÖØ-Þ"
+# capitals of Latin-1 and of Latin Extended-A (Ş, İ, Ł, Č…: Turkish, Polish, Czech names)
+_CAPITAL = "A-ZÀ-ÖØ-Þ" + "".join(c for c in map(chr, range(0x100, 0x180)) if c.isupper())
 _NAME = (
     rf"(?:~{_HSPACE}*)?(?:\+{_D}(?:{_HSPACE}|[0-9\-()]){{4,40}}{_D}"
     rf"|(?!(?:{'|'.join(re.escape(w) for w in NOT_A_NAME)})\b)[{_CAPITAL}][\w'’.\-]*"
@@ -304,13 +405,22 @@ _NAME = (
 )
 _WHO = rf"(?:You|Vous|{_NAME})"
 _ONE_OF_NAMES = rf"(?:you|You|vous|Vous|{_NAME})"
-_NAMES = rf"{_ONE_OF_NAMES}(?:(?:,{_HSPACE}*|{_HSPACE}+(?:and|et){_HSPACE}+){_ONE_OF_NAMES}){{0,30}}"
+_NAMES = (
+    rf"{_ONE_OF_NAMES}(?:(?:,{_HSPACE}*|{_HSPACE}+(?:and|et|y|e|und|en|ve|dan){_HSPACE}+){_ONE_OF_NAMES}){{0,30}}"
+)
+# a name in Arabic script (words of Arabic letters, "و" between names) or a phone number
+_AR_WORD = "[\u0621-\u064a\u066e-\u06d3\u06fa-\u06ff][\u0621-\u065f\u066e-\u06d3\u06fa-\u06ff]*"
+_AR_WHO = (
+    rf"(?:(?:\+{_D}(?:{_HSPACE}|[0-9\-()]){{4,40}}{_D}|{_AR_WORD})"
+    rf"(?:(?:{_HSPACE}+|،{_HSPACE}*)(?:\+{_D}(?:{_HSPACE}|[0-9\-()]){{4,40}}{_D}|{_AR_WORD})){{0,12}})"
+)
 _QUOTED = r"[\"“«„][^\n\"“”«»]{0,200}[\"”»“]"
 
 
 def _event(template: str) -> str:
     pattern = template.replace("'s ", "['’]s ").replace(" ", f"{_HSPACE}+")
-    return pattern.replace("{who}", _WHO).replace("{names}", _NAMES).replace("{quoted}", _QUOTED)
+    pattern = pattern.replace("{who}", _WHO).replace("{names}", _NAMES).replace("{ar_who}", _AR_WHO)
+    return pattern.replace("{quoted}", _QUOTED)
 
 
 _SYSTEM_EVENT = _LineFilter(

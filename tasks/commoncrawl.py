@@ -1,9 +1,11 @@
 """Common Crawl readers for the ingest stage: WET `conversion` records, and WARC `response` records whose HTML is
 turned into main-content text with Resiliparse; both yield `Document`s.
 
-Files are streamed with FastWARC (gzip or plain, detected from the bytes). A record that cannot be used (a
-revisit, a non-HTML or empty page, a broken HTTP body, a bad target URI…) is skipped and counted with its file
-and byte offset; a file that is not a WARC file at all raises `InputFileError` naming it.
+Files are streamed with FastWARC (gzip per record or whole file, or plain, detected from the bytes), one record
+at a time, so memory does not grow with the file. A record that cannot be used (a revisit, a non-HTML or empty
+page, a non-2xx status, a broken HTTP body, a bad target URI…) is skipped and counted with its file and byte
+offset; a stretch of the file that breaks the WARC framing is counted too, and reading goes on at the next
+record found after it. A file that is not a WARC file at all raises `InputFileError` naming it.
 """
 
 from __future__ import annotations
@@ -119,12 +121,24 @@ def iter_wet_documents(path: str | Path, skips: SkipCounter) -> Iterator[Documen
 
 
 def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
-    """One document per WARC `response` record holding an HTML page, reduced to its main text."""
+    """One document per WARC `response` record holding an HTML page, reduced to its main text.
+
+    Common Crawl writes the languages it detected (CLD2) in a `metadata` record right after each response;
+    they go into the document's `meta["language"]` as ISO 639-3 codes ("zho,eng"), as WET files have them.
+    So a document is held back until the next record has been seen (one at a time: memory stays bounded).
+    """
     path = Path(path)
     seen: Counter = Counter()
+    pending: tuple[Document, str | None] | None = None  # a document and its response's WARC-Record-ID
     for loc in _iter_records(path, skips):
         record_type = loc.record.record_type
         seen[str(record_type)] += 1
+        if pending is not None:
+            if record_type == WarcRecordType.metadata and pending[1] is not None:
+                if loc.record.headers.get("WARC-Concurrent-To") == pending[1]:
+                    _add_metadata_language(pending[0], loc.record)
+            yield pending[0]
+            pending = None
         if record_type == WarcRecordType.revisit:
             skips.skip("revisit", loc.where, "a revisit record carries no page body")
             continue
@@ -132,8 +146,39 @@ def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Docume
             continue
         doc = _html_document(loc, skips)
         if doc is not None:
-            yield doc
+            pending = (doc, loc.record.headers.get("WARC-Record-ID"))
+    if pending is not None:
+        yield pending[0]
     _check_kind(path, seen, "warc")
+
+
+_CLD2_LINE = re.compile(rb"^languages-cld2:[ \t]*(\{.*\})[ \t]*\r?$", re.MULTILINE)
+
+
+def _add_metadata_language(doc: Document, metadata: WarcRecord) -> None:
+    """Put the languages of a Common Crawl `metadata` record ("languages-cld2: {…}") in the document's meta,
+    unless the response had its own language header. A record without them, or unreadable, changes nothing."""
+    meta = json.loads(doc.meta)
+    if "language" in meta:
+        return
+    try:
+        block = metadata.reader.read(_METADATA_MAX)
+    except (OSError, ValueError):
+        return
+    m = _CLD2_LINE.search(block)
+    if m is None:
+        return
+    try:
+        languages = json.loads(m.group(1)).get("languages") or []
+        codes = [str(lang["code-iso-639-3"]) for lang in languages if lang.get("code-iso-639-3")]
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return
+    if codes:
+        meta["language"] = ",".join(codes)
+        doc.meta = json.dumps(meta, ensure_ascii=False, sort_keys=True)
+
+
+_METADATA_MAX = 1 << 16
 
 
 def _check_kind(path: Path, seen: Counter, kind: CommonCrawlKind) -> None:
@@ -159,35 +204,89 @@ def _open(path: Path) -> BinaryIO:
 def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     """Every record of the file, HTTP headers parsed but bodies left encoded (decoding errors stay per record).
 
-    A record that breaks the WARC framing ends the file: what follows cannot be found reliably, so it is counted
-    as one skip. Failing on the very first record means the file is not WARC at all.
+    A stretch that breaks the WARC framing (a garbled header, a record cut short, a Content-Length that runs
+    past the next records) is counted as one skip, and reading goes on at the next record start found after
+    it: the next gzip member that holds a WARC record (gzip per record, as Common Crawl writes them), or the
+    next "WARC/1.x" line (uncompressed files). Failing on the very first record means the file is not WARC.
+    Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks.
     """
     with _open(path) as fh:
-        if fh.read(1) == b"":
+        head = fh.read(2)
+        if head == b"":
             raise InputFileError(f"{path}: the file is empty, expected WARC records")
-        fh.seek(0)
-        records = iter(ArchiveIterator(fh, parse_http=True, auto_decode="none"))
-        count = 0
-        last_offset = 0
-        while True:
-            try:
-                record = next(records)
-            except StopIteration:
-                break
-            except (OSError, ValueError) as e:
-                if count == 0:
-                    raise InputFileError(f"{path}: not a WARC file or unreadable from the start ({e})") from e
-                skips.skip(
-                    "warc_read_error",
-                    f"{path}:{last_offset}",
-                    f"after this record: {e}; the rest of the file is skipped",
-                )
-                break
-            count += 1
-            last_offset = record.stream_pos
-            yield _Located(record, last_offset, f"{path}:{last_offset}")
+        gzipped = head == b"\x1f\x8b"
+        start, count = 0, 0
+        while start is not None:
+            fh.seek(start)
+            records = iter(ArchiveIterator(fh, parse_http=True, auto_decode="none"))
+            last_offset, read_any, cut_short = start, False, ""
+            broken = ""
+            while True:
+                try:
+                    record = next(records)
+                except StopIteration:
+                    break
+                except (OSError, ValueError) as e:
+                    if count == 0:
+                        raise InputFileError(f"{path}: not a WARC file or unreadable from the start ({e})") from e
+                    broken = str(e)
+                    break
+                count += 1
+                read_any, last_offset = True, record.stream_pos
+                yield _Located(record, last_offset, f"{path}:{last_offset}")
+                while record.reader.read(_DRAIN_CHUNK):  # what the reader left, so its length can be checked
+                    pass
+                length, consumed = record.content_length, record.reader.tell()
+                cut_short = f"record cut short ({consumed} of {length} bytes)" if consumed < length else ""
+            if not broken and not cut_short:
+                break  # the end of the file, at a record boundary
+            # Resume after the start of the last record read (or after `start` when nothing could be read from
+            # there): a record that runs past the end of the file may have swallowed the records after it.
+            start = _next_record_start(fh, last_offset + 1, gzipped)
+            resumed = f"reading resumes at offset {start}" if start is not None else "nothing readable after it"
+            if not broken:
+                # the record itself is counted by its reader (truncated_record); the records it hid are not lost
+                if start is not None:
+                    log.info("%s:%d: %s; %s", path, last_offset, cut_short, resumed)
+                continue
+            if read_any:  # else the same broken stretch as the round before, already counted
+                skips.skip("warc_read_error", f"{path}:{last_offset}", f"after this record: {broken}; {resumed}")
         if count == 0:
             raise InputFileError(f"{path}: no WARC record found")
+
+
+_DRAIN_CHUNK = 1 << 16
+_SCAN_CHUNK = 1 << 20
+_RECORD_START = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
+
+
+def _next_record_start(fh: BinaryIO, pos: int, gzipped: bool) -> int | None:
+    """The offset of the first record start at or after `pos`, or None: a gzip member whose first bytes
+    decompress to "WARC/" in a gzip file, else "WARC/1.0" (or 1.1) and CRLF, even in the middle of a line
+    (a record cut short runs straight into the next one)."""
+    while True:
+        fh.seek(pos)
+        chunk = fh.read(_SCAN_CHUNK)
+        if not chunk:
+            return None
+        for m in (_GZIP_MEMBER if gzipped else _RECORD_START).finditer(chunk):
+            if not gzipped or _gzip_holds_warc(fh, pos + m.start()):
+                return pos + m.start()
+        if len(chunk) < _SCAN_CHUNK:
+            return None
+        pos += len(chunk) - 16  # a start cut by the chunk's end is found by the next read
+
+
+_GZIP_MEMBER = re.compile(b"\x1f\x8b\x08")
+_RECORD_START = re.compile(rb"WARC/1\.[01]\r\n")
+
+
+def _gzip_holds_warc(fh: BinaryIO, offset: int) -> bool:
+    fh.seek(offset)
+    try:
+        return zlib.decompressobj(31).decompress(fh.read(1 << 14), 16).startswith(b"WARC/")
+    except zlib.error:
+        return False
 
 
 def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
@@ -274,6 +373,9 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
     }
     if record.headers.get("WARC-Truncated"):
         meta["warc_truncated"] = record.headers.get("WARC-Truncated")
+    language = record.headers.get("WARC-Identified-Content-Language")
+    if language:
+        meta["language"] = language
     return Document(
         id=stable_id(SOURCE, url, record_id or _sha1(raw)),
         text=text,

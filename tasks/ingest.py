@@ -145,6 +145,14 @@ def _parse_timestamp(value: object) -> datetime | None:
     raise ValueError(f"unsupported timestamp {value!r}")
 
 
+def _record_url(record: dict) -> object:
+    """The page's URL: `url`, else from `metadata` (Dolma writes `url` without its scheme there, and the full
+    address as `warc_url`): the first candidate with a scheme, else the first one given."""
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    candidates = [c for c in (record.get("url"), metadata.get("warc_url"), metadata.get("url")) if c]
+    return next((c for c in candidates if "://" in str(c)), candidates[0] if candidates else None)
+
+
 def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
     """One document per JSON line; `url`/`timestamp` kept when present, other fields go to `meta`."""
     path = Path(f.path)
@@ -178,9 +186,7 @@ def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter)
                 if not isinstance(text, str):
                     skips.skip("no_text_field", f"{path}:{line_no}", f"no string field '{field_name}'")
                     continue
-                url = record.get("url")
-                if url is None and isinstance(record.get("metadata"), dict):
-                    url = record["metadata"].get("url")
+                url = _record_url(record)
                 try:
                     ts = _parse_timestamp(record.get("timestamp", record.get("created")))
                 except (ValueError, OverflowError, OSError):

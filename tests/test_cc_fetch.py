@@ -26,7 +26,9 @@ FILES[f"crawl-data/{CRAWL}/wet.paths.gz"] = gzip.compress("\n".join(k for k in F
 class Server:
     def __init__(self):
         self.requests: list[tuple[str, str | None]] = []
-        self.fail_next: dict[str, list[str]] = {}  # path → actions: "503", "cut", "corrupt"
+        # path → actions: "503", "cut", "corrupt", "ignore_range" (200 and the whole body to a Range request),
+        # "wrong_range" (206 with bytes from 0 whatever was asked)
+        self.fail_next: dict[str, list[str]] = {}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,11 +51,16 @@ class Server:
                 if action == "corrupt":
                     body = body[:100] + b"\x00" * 50 + body[150:]
                 start = int(rng.split("=")[1].rstrip("-")) if rng else 0
+                if action in ("ignore_range", "wrong_range"):  # the whole body, as if no Range had been asked
+                    start = 0
                 if start >= len(body):
                     self.send_response(416)
                     self.end_headers()
                     return
-                self.send_response(206 if rng else 200)
+                partial = rng is not None and action != "ignore_range"
+                self.send_response(206 if partial else 200)
+                if partial:
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
                 self.send_header("Content-Length", str(len(body) - start))
                 self.end_headers()
                 if action == "cut":
@@ -139,3 +146,14 @@ def test_cli_fetch(server, tmp_path):
     assert (tmp_path / "part-0.warc.wet.gz").exists()
     r = CliRunner().invoke(app, ["commoncrawl", "fetch", "--crawl", "2024-22", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "not a crawl id" in r.output
+
+
+@pytest.mark.parametrize("action", ["ignore_range", "wrong_range"])
+def test_a_server_that_answers_a_range_request_with_other_bytes_is_not_trusted(server, tmp_path, action):
+    rel = f"crawl-data/{CRAWL}/segments/1/wet/part-2.warc.wet.gz"
+    body = FILES[rel]
+    (tmp_path / "p.warc.wet.gz.part").write_bytes(body[:1000])
+    server.fail_next[rel] = [action]
+    result = download(server.url + rel, tmp_path / "p.warc.wet.gz", **NO_WAIT)
+    assert (tmp_path / "p.warc.wet.gz").read_bytes() == body
+    assert result.attempts == (1 if action == "ignore_range" else 2)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tasks.cleaning import RULES, SYSTEM_EVENT_WORDS, SYSTEM_EVENTS, CleanRules, clean_text
+from tasks.whatsapp import phrases as whatsapp_phrases
 
 ROOT = Path(__file__).resolve().parents[1]
 WHATSAPP = ROOT / ".." / "shared" / "data" / "whatsapp"
@@ -319,6 +320,76 @@ def test_mentions_leave_addresses_and_lone_at_signs():
 )
 def test_system_message_lines_are_removed(line):
     assert apply_only("system_messages", f"Before\n{line}\nAfter") == "Before\nAfter"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'Juan creó el grupo "Viaje"',
+        "Juan añadió a Ana y Pablo",
+        "Juan te añadió",
+        "Ana salió",
+        'Juan cambió el asunto de "Viaje" a "Viaje 2024"',
+        "Llamada perdida",
+        "Videollamada perdida",
+        'João criou o grupo "Família"',
+        "João adicionou Maria e Pedro",
+        "Maria saiu",
+        "João removeu você",
+        "Chamada de voz perdida",
+        "Anna hat die Gruppe „Familie“ erstellt",
+        "Anna hat Ben und Lena hinzugefügt",
+        "Ben hat die Gruppe verlassen",
+        "Anna hat dich entfernt",
+        "Verpasster Sprachanruf",
+        'Marco ha creato il gruppo "Amici"',
+        "Marco ha aggiunto Giulia",
+        "Giulia è uscita",
+        "Chiamata vocale persa",
+        'Jan heeft groep "Zeilen" aangemaakt',
+        "Jan heeft Piet toegevoegd",
+        "Piet heeft de groep verlaten",
+        "Gemiste spraakoproep",
+        'Ali "Aile" grubunu oluşturdu',
+        "Ali, Şule kişisini ekledi",
+        "İbrahim ayrıldı",
+        "Cevapsız sesli arama",
+        'Budi membuat grup "Keluarga"',
+        "15/03/23 22.31 - Budi menambahkan Siti",
+        "Siti keluar",
+        "Panggilan suara tak terjawab",
+        'أنشأ أحمد المجموعة "العائلة"',
+        "أضاف أحمد سارة",
+        "غادر +212 661-234567",
+        "مكالمة صوتية فائتة",
+    ],
+)
+def test_system_message_lines_in_other_languages_are_removed(line):
+    assert apply_only("system_messages", f"Before\n{line}\nAfter") == "Before\nAfter"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["El perro salió", "Juan salió tarde hoy", "Sam: Siti keluar", "ayer Ana salió", "أحمد: غادر أحمد"],
+)
+def test_system_messages_in_other_languages_leave_ordinary_sentences(text):
+    assert apply_only("system_messages", text) == text
+
+
+def _whatsapp_phrases(*tables) -> list[str]:
+    return [phrase for table in tables for phrases in table.values() for phrase in phrases]
+
+
+@pytest.mark.parametrize(
+    "phrase", _whatsapp_phrases(whatsapp_phrases.MEDIA_OMITTED, whatsapp_phrases.DELETED)
+)
+def test_every_placeholder_the_whatsapp_parser_knows_is_removed(phrase):
+    assert clean(f"Sam: {phrase}\nSam: still here") == "Sam:\nSam: still here"
+
+
+@pytest.mark.parametrize("marker", _whatsapp_phrases(whatsapp_phrases.EDITED_MARKERS))
+def test_every_edited_marker_the_whatsapp_parser_knows_is_removed(marker):
+    assert clean(f"see you at 8 <{marker}>") == "see you at 8"
 
 
 def test_every_system_event_contains_one_of_its_hint_words():

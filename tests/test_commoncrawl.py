@@ -362,3 +362,74 @@ def test_a_wat_file_is_neither_wet_nor_warc():
         read(iter_warc_documents, path)
     with pytest.raises(InputFileError, match="no conversion records"):
         read(iter_wet_documents, path)
+
+
+# --- broken framing in the middle of a file: the records after it are still read ---------------------------
+
+
+def five_pages() -> list[bytes]:
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    records += [
+        warc_record("response", f"http://p{i}.example/", http(GOOD, "Content-Type: text/html"), i) for i in range(1, 6)
+    ]
+    return records
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize(
+    ("damage", "skipped"),
+    [
+        # a line of garbage where the third record should start
+        (lambda r: b"@@@@ not a record header\r\n\r\n", {"warc_read_error": 1}),
+        # the record cut inside its headers, running straight into the next record
+        (lambda r: r[:150], {"not_http_response": 1, "warc_read_error": 1}),
+        # a Content-Length far past the record's end: it swallows every record after it
+        (lambda r: r.replace(b"Content-Length: ", b"Content-Length: 9", 1), {"truncated_record": 1}),
+    ],
+    ids=["garbage", "cut_header", "content_length_too_long"],
+)
+def test_a_broken_record_in_the_middle_costs_only_that_record(tmp_path, gzipped, damage, skipped):
+    records = five_pages()
+    records[2] = damage(records[2])
+    path = tmp_path / ("middle.warc.gz" if gzipped else "middle.warc")
+    write_warc(path, records, gzipped)
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in (1, 3, 4, 5)]
+    assert dict(skips.counts) == skipped
+    assert all(example.startswith(f"{path}:") for example in skips.examples.values())
+    if "warc_read_error" in skipped:
+        assert "reading resumes at offset" in skips.examples["warc_read_error"]
+
+
+def test_a_whole_file_gzip_warc_is_read_like_a_per_record_one(tmp_path):
+    path = tmp_path / "whole.warc.gz"
+    path.write_bytes(gzip.compress(b"".join(five_pages()), mtime=0))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(1, 6)]
+    assert skips.total == 0
+
+
+# --- languages --------------------------------------------------------------------------------------------
+
+
+@needs_cc
+def test_warc_documents_carry_the_languages_of_common_crawls_metadata_records():
+    docs, _ = read(iter_warc_documents, CC / "resiliparse_warcfile.warc.gz")
+    languages = {d.url: json.loads(d.meta)["language"] for d in docs}
+    assert languages["http://01spb.ru/company/"] == "rus"
+    assert languages["http://0900-hovenier.nl/gelderland/oosterbeek/"] == "nld"
+    assert languages["http://037426.cn/"] == "eng,zho"  # in CLD2's order
+    [page] = read(iter_warc_documents, CC / "whirlwind-python_whirlwind.warc.gz")[0]
+    assert json.loads(page.meta)["language"] == "spa"  # as the WET record of the same page says
+    # wget's WARC has no metadata records: no language rather than a guess
+    assert all("language" not in json.loads(d.meta) for d in read(iter_warc_documents, CC / "dolma_sample-0000.warc.gz")[0])
+
+
+def test_a_language_header_on_the_response_itself_is_kept(tmp_path):
+    record = warc_record("response", "http://lang.example/", http(GOOD, "Content-Type: text/html"), 1)
+    record = record.replace(b"Content-Type: application/http", b"WARC-Identified-Content-Language: eng\r\nContent-Type: application/http")
+    metadata = warc_record("metadata", "http://lang.example/", b"languages-cld2: {\"languages\": []}\r\n", 2)
+    path = tmp_path / "lang.warc"
+    write_warc(path, [record, metadata], gzipped=False)
+    [doc] = read(iter_warc_documents, path)[0]
+    assert json.loads(doc.meta)["language"] == "eng"

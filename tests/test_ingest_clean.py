@@ -116,3 +116,107 @@ def test_clean_shard_normalises_and_rejects_with_reason(tmp_path):
     assert rejected == {"2": "empty_after_clean", "3": "too_short"}
     assert (r.docs_in, r.docs_out) == (3, 1)
     assert r.rules["unicode_nfc"] == 1
+
+
+# --- WhatsApp and Common Crawl through ingest, then clean ----------------------------------------------------
+
+SHARED = __import__("pathlib").Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def test_whatsapp_export_becomes_messages_and_one_document_per_session(tmp_path):
+    export = tmp_path / "WhatsApp Chat with Kim.txt"
+    export.write_text(
+        "25/12/2021, 10:00 - Messages and calls are end-to-end encrypted. Tap to learn more.\n"
+        "25/12/2021, 10:01 - Sam: Merry Christmas @\u2068Kim Lee\u2069!\n"
+        "25/12/2021, 10:02 - Kim Lee: <Media omitted>\n"
+        "25/12/2021, 10:03 - Kim Lee: thanks, you too\nsee you tonight\n"
+        "26/12/2021, 09:00 - Sam: This message was deleted\n"
+        "26/12/2021, 09:01 - Sam: call me on +44 7700 900123\n",
+        encoding="utf-8",
+    )
+    f = InputFile(path=str(export), kind="whatsapp", source="whatsapp", sha256="0" * 64)
+    docs_part, msgs_part = tmp_path / "docs.parquet", tmp_path / "msgs.parquet"
+    result = ingest_file(f, str(docs_part), str(msgs_part), IngestParams(session_gap_hours=6))
+    assert (result.messages, result.documents, result.error) == (6, 2, None)
+    assert result.stats["kinds"] == {"text": 3, "media": 1, "deleted": 1, "edited": 0, "system": 1, "poll": 0}
+    messages = list(iter_rows(msgs_part))
+    assert [m["kind"] for m in messages] == ["system", "text", "media", "text", "deleted", "text"]
+    assert messages[3]["text"] == "thanks, you too\nsee you tonight"
+    docs = list(iter_rows(docs_part))
+    # media, deleted and system messages stay out of the documents
+    assert [d["text"] for d in docs] == [
+        "Sam: Merry Christmas @\u2068Kim Lee\u2069!\nKim Lee: thanks, you too\nsee you tonight",
+        "Sam: call me on +44 7700 900123",
+    ]
+
+    cleaned = tmp_path / "clean.parquet"
+    r = clean_shard(str(docs_part), str(cleaned), str(tmp_path / "rejected.parquet"), CleanParams())
+    assert [d["text"] for d in iter_rows(cleaned)] == [
+        "Sam: Merry Christmas !\nKim Lee: thanks, you too\nsee you tonight",
+        "Sam: call me on",
+    ]
+    assert r.rules == {"mentions": 1, "phone_numbers": 1, "whitespace": 1}
+
+
+def test_switched_off_rules_keep_what_they_remove_and_emptied_documents_are_dropped(tmp_path):
+    from storage.parquet import ParquetShardWriter
+    from storage.schemas import DOCUMENT_SCHEMA
+    from tasks.clean import summarize
+    from tasks.cleaning import CleanRules
+
+    src = tmp_path / "in.parquet"
+    base = {"source": "text", "url": None, "timestamp": None, "meta": None}
+    with ParquetShardWriter(src, DOCUMENT_SCHEMA) as w:
+        w.write_rows([
+            {"id": "1", "text": "<Media omitted>\nhttps://example.com/x", **base},
+            {"id": "2", "text": "mail me at kim@example.com or see www.example.org", **base},
+        ])
+    params = CleanParams(rules=CleanRules(links=False))
+    r = clean_shard(str(src), str(tmp_path / "out.parquet"), str(tmp_path / "rej.parquet"), params)
+    assert [d["text"] for d in iter_rows(tmp_path / "out.parquet")] == [
+        "https://example.com/x",
+        "mail me at or see www.example.org",
+    ]
+    r2 = clean_shard(str(src), str(tmp_path / "out2.parquet"), str(tmp_path / "rej2.parquet"), CleanParams())
+    assert [d["id"] for d in iter_rows(tmp_path / "out2.parquet")] == ["2"]
+    assert [(d["id"], d["reason"]) for d in iter_rows(tmp_path / "rej2.parquet")] == [("1", "empty_after_clean")]
+    counts, stats = summarize([r, r2])
+    assert counts["dropped_empty_after_clean"] == 1 and counts["in"] == 4 and counts["out"] == 3
+    assert stats["rules_fired"] == {"emails": 2, "links": 2, "media_placeholders": 2, "whitespace": 3}
+
+
+@pytest.mark.skipif(not (SHARED / "commoncrawl").is_dir(), reason=f"shared data not found at {SHARED}")
+@pytest.mark.parametrize(
+    ("name", "kind", "documents", "skips"),
+    [
+        ("resiliparse_warcfile.warc.gz", "warc", 16, {}),
+        ("whirlwind-python_whirlwind.warc.wet.gz", "wet", 1, {}),
+        ("warcio_example-trunc.warc", "warc", 1, {"warc_read_error": 1}),
+        ("warcio_example.warc.gz", "warc", 1, {"revisit": 1}),
+        ("whirlwind-python_whirlwind.warc.wat.gz", "warc", 0, None),  # not WARC: the file is reported
+    ],
+)
+def test_common_crawl_files_through_ingest(tmp_path, name, kind, documents, skips):
+    path = SHARED / "commoncrawl" / name
+    f = InputFile(path=str(path), kind=kind, source="commoncrawl", sha256="0" * 64)
+    result = ingest_file(f, str(tmp_path / "part.parquet"), None, IngestParams())
+    assert result.documents == documents == len(list(iter_rows(tmp_path / "part.parquet")))
+    if skips is None:
+        assert result.error is not None and str(path) in result.error
+    else:
+        assert result.error is None and result.skips == skips
+        assert all(example.startswith(f"{path}:") for example in result.skip_examples.values())
+
+
+@pytest.mark.skipif(not (SHARED / "commoncrawl").is_dir(), reason=f"shared data not found at {SHARED}")
+@pytest.mark.parametrize(
+    ("name", "documents"),
+    [("dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz", 697), ("dolma_cc_en_head-0091.jsonl.gz", 10)],
+)
+def test_dolma_jsonl_files_keep_the_page_url_and_crawl_time(tmp_path, name, documents):
+    path = SHARED / "commoncrawl" / name
+    result, rows = _ingest(tmp_path, path, "jsonl")
+    assert (result.documents, result.error, result.skips) == (documents, None, {})
+    assert all(r["url"].startswith("http") for r in rows)
+    assert all(r["timestamp"] is not None and r["timestamp"].tzinfo is not None for r in rows)
+    assert len({r["id"] for r in rows}) == documents

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from flows.cli_whatsapp import whatsapp_app
 from tasks.records import InputFileError
 from tasks.whatsapp import parse_whatsapp_export
+from tests.test_whatsapp_formats import LOCALE_EXPORTS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "whatsapp"
@@ -77,6 +78,25 @@ def test_a_shared_export_with_emoji_authors_is_printed_unescaped():
     assert sorted(texts, key=lambda r: r["timestamp"]) == sorted(target, key=lambda r: r["timestamp"])
     assert {r["kind"] for r in rows(result)} == {"text", "system"}
     assert all(r["author"] is None for r in rows(result) if r["kind"] == "system")
+
+
+@pytest.mark.parametrize("name", sorted(LOCALE_EXPORTS))
+def test_exports_written_by_other_locales_print_their_messages(tmp_path, name):
+    text, expected = LOCALE_EXPORTS[name]
+    path = tmp_path / f"{name}.txt"
+    path.write_text(text, encoding="utf-8")
+    result = parse(path)
+    assert result.exit_code == 0, result.stderr
+    assert [(r["timestamp"], r["author"], r["kind"]) for r in rows(result)] == [
+        (when.isoformat(), author, kind) for when, author, kind in expected
+    ]
+
+
+def test_the_unknown_format_error_shows_lines_that_look_almost_like_headers(tmp_path):
+    path = tmp_path / "korean_android.txt"
+    path.write_text("2023년 3월 15일 오후 10:30, 민수 : 안녕\n2023년 3월 15일 오후 10:31, 지은 : 반가워\n", encoding="utf-8")
+    error = one_line_error(parse(path))
+    assert str(path) in error and '"2023년 3월 15일 오후 10:30, 민수 : 안녕"' in error
 
 
 def test_date_order_chooses_only_when_the_dates_cannot(tmp_path):

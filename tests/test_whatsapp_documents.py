@@ -142,3 +142,20 @@ def test_sessions_without_typed_text_are_skipped_and_counted(tmp_path):
 def test_invalid_gap():
     with pytest.raises(ValueError, match="session_gap_hours"):
         chat_to_documents(parse_whatsapp_export(EXAMPLES / "coloc_ios_fr_seconds.txt"), session_gap_hours=0)
+
+
+def test_isolate_wrapped_mentions_are_kept_and_pseudonymised(tmp_path):
+    # Android writes "@⁨Kim Park⁩": the isolates are what tell where a name of several words ends
+    path = tmp_path / "chat.txt"
+    path.write_text(
+        "25/12/2021, 10:00 - \u2068Sam Lee\u2069: hi @\u2068Kim Park\u2069 and @\u2068+44 7700 900123\u2069!\n"
+        "25/12/2021, 10:01 - Kim Park: hey\n"
+        "25/12/2021, 10:02 - +44 7700 900123: yo\n",
+        encoding="utf-8",
+    )
+    chat = parse_whatsapp_export(path)
+    assert chat.messages[0].author == "Sam Lee"
+    assert chat.messages[0].text == "hi @\u2068Kim Park\u2069 and @\u2068+44 7700 900123\u2069!"
+    doc = chat_to_documents(chat, pseudonymize=True)[0]
+    sam, kim, phone = pseudonym("Sam Lee"), pseudonym("Kim Park"), pseudonym("+44 7700 900123")
+    assert doc.text.splitlines()[0] == f"{sam}: hi @\u2068{kim}\u2069 and @\u2068{phone}\u2069!"

@@ -587,3 +587,263 @@ def test_broken_zip(tmp_path):
     with pytest.raises(InputFileError, match="not a readable zip archive") as error:
         parse_whatsapp_export(path)
     assert str(path) in str(error.value)
+
+
+# --- exports from locales the shared files lack, as their phones write them --------------------------------
+
+RLM, LRM, NNBSP, LRE, PDF = "\u200f", "\u200e", "\u202f", "\u202a", "\u202c"
+
+
+def _arabic_digits(text: str) -> str:
+    return text.translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))
+
+
+def _arabic_stamp(day: int, month: int, year: int, clock: str) -> str:
+    d, m, y = (_arabic_digits(str(n)) for n in (day, month, year))
+    return f"{RLM}{d}{RLM}/{m}{RLM}/{y}، {_arabic_digits(clock)}"
+
+
+LOCALE_EXPORTS = {
+    "arabic_android": (
+        "\n".join(
+            [
+                _arabic_stamp(12, 3, 2023, "9:15 م")
+                + " - الرسائل والمكالمات مشفرة تمامًا بين الطرفين. لا أحد خارج هذه الدردشة يمكنه قراءتها.",
+                _arabic_stamp(12, 3, 2023, "9:16 م") + f' - {RLM}أنشأ أحمد المجموعة "العائلة"',
+                _arabic_stamp(12, 3, 2023, "9:16 م") + f" - {RLM}أضاف أحمد {LRE}+212 661-234567{PDF}",
+                _arabic_stamp(12, 3, 2023, "9:20 م") + " - أحمد: السلام عليكم",
+                _arabic_stamp(12, 3, 2023, "9:21 م") + f" - {LRE}+212 661-234567{PDF}: وعليكم السلام",
+                "كيف الحال؟",
+                _arabic_stamp(13, 3, 2023, "10:05 ص") + f" - سارة: {RLM}<تم استبعاد الوسائط>",
+                _arabic_stamp(13, 3, 2023, "10:06 ص") + " - سارة: تم حذف هذه الرسالة",
+                _arabic_stamp(13, 3, 2023, "10:08 ص") + f" - أحمد: نلتقي غدا {RLM}<تم تعديل هذه الرسالة>",
+                _arabic_stamp(13, 3, 2023, "12:30 م") + " - سارة: IMG-20230313-WA0004.jpg (ملف مرفق)",
+            ]
+        )
+        + "\n",
+        [
+            (datetime(2023, 3, 12, 21, 15), None, "system"),
+            (datetime(2023, 3, 12, 21, 16), None, "system"),
+            (datetime(2023, 3, 12, 21, 16), None, "system"),
+            (datetime(2023, 3, 12, 21, 20), "أحمد", "text"),
+            (datetime(2023, 3, 12, 21, 21), "+212 661-234567", "text"),
+            (datetime(2023, 3, 13, 10, 5), "سارة", "media"),
+            (datetime(2023, 3, 13, 10, 6), "سارة", "deleted"),
+            (datetime(2023, 3, 13, 10, 8), "أحمد", "edited"),
+            (datetime(2023, 3, 13, 12, 30), "سارة", "media"),
+        ],
+    ),
+    "arabic_ios": (
+        f"{LRM}[{_arabic_digits('15/3/2023')}، {_arabic_digits('10:30:12')} م] سارة: مرحبا\n"
+        f"[{_arabic_digits('15/3/2023')}، {_arabic_digits('10:31:00')} م] سام: {LRM}تم استبعاد الصورة\n",
+        [(datetime(2023, 3, 15, 22, 30, 12), "سارة", "text"), (datetime(2023, 3, 15, 22, 31), "سام", "media")],
+    ),
+    "turkish_android": (
+        "15.03.2023 22:30 - Mesajlar ve aramalar uçtan uca şifrelidir. Bu sohbetin dışında bulunan hiç kimse, "
+        "WhatsApp bile bunları okuyamaz ve dinleyemez. Daha fazla bilgi edinmek için dokunun.\n"
+        "15.03.2023 22:31 - Ayşe Yılmaz: Merhaba! Nasılsın?\n"
+        "15.03.2023 22:32 - Mehmet: İyiyim, sen?\nYarın buluşalım mı: saat 10'da?\n"
+        "16.03.2023 09:01 - Mehmet: <Medya dahil edilmedi>\n"
+        "16.03.2023 09:02 - Ayşe Yılmaz: Bu mesaj silindi\n"
+        "16.03.2023 09:03 - Mehmet: yarın görüşürüz <Bu mesaj düzenlendi>\n"
+        "16.03.2023 09:05 - Ayşe Yılmaz: IMG-20230316-WA0003.jpg (dosya ekli)\n",
+        [
+            (datetime(2023, 3, 15, 22, 30), None, "system"),
+            (datetime(2023, 3, 15, 22, 31), "Ayşe Yılmaz", "text"),
+            (datetime(2023, 3, 15, 22, 32), "Mehmet", "text"),
+            (datetime(2023, 3, 16, 9, 1), "Mehmet", "media"),
+            (datetime(2023, 3, 16, 9, 2), "Ayşe Yılmaz", "deleted"),
+            (datetime(2023, 3, 16, 9, 3), "Mehmet", "edited"),
+            (datetime(2023, 3, 16, 9, 5), "Ayşe Yılmaz", "media"),
+        ],
+    ),
+    "turkish_ios": (
+        f"[15.03.2023 22:30:12] Ayşe: {LRM}Mesajlar ve aramalar uçtan uca şifrelidir.\n"
+        "[15.03.2023 22:31:40] Ayşe: Selam\n"
+        f"[16.03.2023 09:01:02] Mehmet: {LRM}görüntü dahil edilmedi\n",
+        [
+            (datetime(2023, 3, 15, 22, 30, 12), None, "system"),
+            (datetime(2023, 3, 15, 22, 31, 40), "Ayşe", "text"),
+            (datetime(2023, 3, 16, 9, 1, 2), "Mehmet", "media"),
+        ],
+    ),
+    "dutch_android": (
+        "15-03-2023 22:30 - Berichten en oproepen worden end-to-end versleuteld. Niemand buiten deze chat kan ze "
+        "lezen. Tik voor meer informatie.\n"
+        '15-03-2023 22:30 - Jan heeft groep "Zeilen: 2023" aangemaakt\n'
+        "15-03-2023 22:32 - Jan de Vries: Hoi allemaal!\n"
+        "16-03-2023 08:00 - Piet: <Media weggelaten>\n"
+        "16-03-2023 08:01 - Piet: Dit bericht is verwijderd\n"
+        "16-03-2023 08:02 - Jan de Vries: tot zaterdag <Dit bericht is bewerkt>\n"
+        "16-03-2023 08:03 - Piet heeft de groep verlaten\n",
+        [
+            (datetime(2023, 3, 15, 22, 30), None, "system"),
+            (datetime(2023, 3, 15, 22, 30), None, "system"),
+            (datetime(2023, 3, 15, 22, 32), "Jan de Vries", "text"),
+            (datetime(2023, 3, 16, 8, 0), "Piet", "media"),
+            (datetime(2023, 3, 16, 8, 1), "Piet", "deleted"),
+            (datetime(2023, 3, 16, 8, 2), "Jan de Vries", "edited"),
+            (datetime(2023, 3, 16, 8, 3), None, "system"),
+        ],
+    ),
+    "indonesian_android": (
+        "15/03/23 22.30 - Pesan dan panggilan terenkripsi secara end-to-end. Tidak seorang pun di luar chat ini "
+        "yang dapat membacanya. Ketuk untuk info selengkapnya.\n"
+        "15/03/23 22.31 - Budi Santoso: halo, jadi ketemu jam 10.30?\n"
+        "16/03/23 07.45 - Siti: <Media tidak disertakan>\n"
+        "16/03/23 07.46 - Budi Santoso: Pesan ini telah dihapus\n"
+        "16/03/23 07.47 - Siti: oke <Pesan ini telah diedit>\n",
+        [
+            (datetime(2023, 3, 15, 22, 30), None, "system"),
+            (datetime(2023, 3, 15, 22, 31), "Budi Santoso", "text"),
+            (datetime(2023, 3, 16, 7, 45), "Siti", "media"),
+            (datetime(2023, 3, 16, 7, 46), "Budi Santoso", "deleted"),
+            (datetime(2023, 3, 16, 7, 47), "Siti", "edited"),
+        ],
+    ),
+    "indonesian_ios": (
+        "[15/03/23 22.30.12] Budi: halo\n[15/03/23 22.31.40] Siti: hai juga\n",
+        [(datetime(2023, 3, 15, 22, 30, 12), "Budi", "text"), (datetime(2023, 3, 15, 22, 31, 40), "Siti", "text")],
+    ),
+    "ios_2025_group": (
+        f"[3/14/25, 9:05:12{NNBSP}AM] Book Club: {LRM}Messages and calls are end-to-end encrypted. Only people "
+        "in this chat can read, listen to, or share them.\n"
+        f"[3/14/25, 9:05:12{NNBSP}AM] Book Club: {LRM}Sam created this group\n"
+        f"[3/14/25, 9:06:01{NNBSP}AM] ~{NNBSP}Alex: {LRM}image omitted\n"
+        f"[3/14/25, 9:07:22{NNBSP}AM] Sam: who's bringing snacks?\nAlso: chapter 3 or 4?\n"
+        f"[3/14/25, 9:08:00{NNBSP}AM] ~{NNBSP}Alex: {LRM}This message was deleted.\n"
+        f"[3/14/25, 9:09:00{NNBSP}AM] Jordan Lee: chapter 4 {LRM}<This message was edited>\n"
+        f"[3/14/25, 9:10:00{NNBSP}PM] Sam: {LRM}Notes.pdf • {LRM}3 pages {LRM}document omitted\n"
+        f"[3/14/25, 9:11:00{NNBSP}PM] Jordan Lee: {LRM}sticker omitted\n"
+        f"[3/15/25, 10:00:00{NNBSP}AM] ~{NNBSP}Alex: @\u2068Jordan Lee\u2069 thanks!\n",
+        [
+            (datetime(2025, 3, 14, 9, 5, 12), None, "system"),
+            (datetime(2025, 3, 14, 9, 5, 12), None, "system"),
+            (datetime(2025, 3, 14, 9, 6, 1), "Alex", "media"),
+            (datetime(2025, 3, 14, 9, 7, 22), "Sam", "text"),
+            (datetime(2025, 3, 14, 9, 8), "Alex", "deleted"),
+            (datetime(2025, 3, 14, 9, 9), "Jordan Lee", "edited"),
+            (datetime(2025, 3, 14, 21, 10), "Sam", "media"),
+            (datetime(2025, 3, 14, 21, 11), "Jordan Lee", "media"),
+            (datetime(2025, 3, 15, 10, 0), "Alex", "text"),
+        ],
+    ),
+    "french_android_a": (
+        "26/09/2019 à 22:39 - Les messages envoyés dans cette discussion et les appels sont désormais protégés "
+        "avec le chiffrement de bout en bout. Appuyez pour plus d'informations.\n"
+        "26/09/2019 à 22:39 - Camille: Salut :)\n"
+        "26/09/2019 à 22:40 - Hugo: <Médias omis>\n"
+        "27/09/2019 à 08:41 - Hugo: Vous avez supprimé ce message\n",
+        [
+            (datetime(2019, 9, 26, 22, 39), None, "system"),
+            (datetime(2019, 9, 26, 22, 39), "Camille", "text"),
+            (datetime(2019, 9, 26, 22, 40), "Hugo", "media"),
+            (datetime(2019, 9, 27, 8, 41), "Hugo", "deleted"),
+        ],
+    ),
+    "finnish_klo": (
+        "15.3.2023 klo 22.30 - Matti: Moi!\n15.3.2023 klo 22.31 - Liisa: Hei\n",
+        [(datetime(2023, 3, 15, 22, 30), "Matti", "text"), (datetime(2023, 3, 15, 22, 31), "Liisa", "text")],
+    ),
+    "hungarian_dotted_year_first": (
+        "2023. 03. 15. 22:30 - Kovács Anna: Szia!\n2023. 03. 16. 07:05 - Péter: Jó reggelt\n",
+        [(datetime(2023, 3, 15, 22, 30), "Kovács Anna", "text"), (datetime(2023, 3, 16, 7, 5), "Péter", "text")],
+    ),
+    "korean_ios": (
+        "[2023. 3. 15. 오후 10:30:12] 민수: 안녕\n[2023. 3. 16. 오전 9:01:00] 지은: 좋은 아침\n",
+        [(datetime(2023, 3, 15, 22, 30, 12), "민수", "text"), (datetime(2023, 3, 16, 9, 1), "지은", "text")],
+    ),
+    "spanish_android_12h": (
+        "15/3/23, 10:30 p. m. - Los mensajes y las llamadas están cifrados de extremo a extremo. Nadie fuera de "
+        "este chat puede leerlos.\n"
+        "15/3/23, 10:31 p. m. - Lucía: hola!\n"
+        "15/3/23, 10:32 p. m. - Pablo: <Multimedia omitido>\n"
+        "16/3/23, 9:00 a. m. - Pablo: Se eliminó este mensaje.\n"
+        '16/3/23, 9:01 a. m. - Lucía creó el grupo "Viaje"\n',
+        [
+            (datetime(2023, 3, 15, 22, 30), None, "system"),
+            (datetime(2023, 3, 15, 22, 31), "Lucía", "text"),
+            (datetime(2023, 3, 15, 22, 32), "Pablo", "media"),
+            (datetime(2023, 3, 16, 9, 0), "Pablo", "deleted"),
+            (datetime(2023, 3, 16, 9, 1), None, "system"),
+        ],
+    ),
+    "portuguese_android": (
+        "15/03/2023 22:31 - João: oi\n15/03/2023 22:32 - Maria: <Arquivo de mídia oculto>\n"
+        "16/03/2023 08:00 - Maria: Mensagem apagada\n",
+        [
+            (datetime(2023, 3, 15, 22, 31), "João", "text"),
+            (datetime(2023, 3, 15, 22, 32), "Maria", "media"),
+            (datetime(2023, 3, 16, 8, 0), "Maria", "deleted"),
+        ],
+    ),
+    "legacy_seconds_colon": (
+        "24/12/14, 17:08:22: Sam: Merry Christmas: all of you!\nSecond line here\n"
+        "24/12/14, 17:09:01: Kim: Same to you\n25/12/14, 09:00:00: Kim: <Media omitted>\n",
+        [
+            (datetime(2014, 12, 24, 17, 8, 22), "Sam", "text"),
+            (datetime(2014, 12, 24, 17, 9, 1), "Kim", "text"),
+            (datetime(2014, 12, 25, 9, 0, 0), "Kim", "media"),
+        ],
+    ),
+    "dots_in_time": (
+        "[1.1.2019, 12.00.00] Sam: Happy new year!\n[13.1.2019, 08.30.00] Kim: back at work\n",
+        [(datetime(2019, 1, 1, 12, 0), "Sam", "text"), (datetime(2019, 1, 13, 8, 30), "Kim", "text")],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOCALE_EXPORTS))
+def test_exports_from_locales_the_shared_files_lack(tmp_path, name):
+    text, expected = LOCALE_EXPORTS[name]
+    skips = SkipCounter()
+    chat = parse(tmp_path, text, name=f"{name}.txt", skips=skips)
+    assert [(m.timestamp, m.author, m.kind) for m in chat.messages] == expected
+    assert skips.total == 0 and chat.stats["invalid_header_dates"] == 0
+    assert not any(mark in m.text for m in chat.messages for mark in (RLM, LRM, NNBSP, LRE, PDF, "\x01"))
+
+
+def test_locale_exports_keep_multi_line_texts_and_colons(tmp_path):
+    turkish = parse(tmp_path, LOCALE_EXPORTS["turkish_android"][0])
+    assert turkish.messages[2].text == "İyiyim, sen?\nYarın buluşalım mı: saat 10'da?"
+    arabic = parse(tmp_path, LOCALE_EXPORTS["arabic_android"][0], name="ar.txt")
+    assert arabic.messages[4].text == "وعليكم السلام\nكيف الحال؟"
+    assert arabic.messages[7].text == "نلتقي غدا"
+    dutch = parse(tmp_path, LOCALE_EXPORTS["dutch_android"][0], name="nl.txt")
+    assert dutch.messages[1].text == 'Jan heeft groep "Zeilen: 2023" aangemaakt'
+
+
+@pytest.mark.parametrize(
+    "name, header_format",
+    [
+        ("french_android_a", "dd/MM/yyyy à HH:mm - Name: text"),
+        ("finnish_klo", "dd.MM.yyyy klo HH.mm - Name: text"),
+        ("hungarian_dotted_year_first", "yyyy. MM. dd HH:mm - Name: text"),
+        ("indonesian_android", "dd/MM/yy HH.mm - Name: text"),
+        ("turkish_ios", "[dd.MM.yyyy HH:mm:ss] Name: text"),
+    ],
+)
+def test_header_formats_are_reported_as_written(tmp_path, name, header_format):
+    chat = parse(tmp_path, LOCALE_EXPORTS[name][0])
+    assert chat.stats["header_format"] == header_format
+
+
+@pytest.mark.parametrize(
+    "text, order, source",
+    [
+        # how phones set to US English write it: month first
+        ("3/4/25, 9:05 PM - Sam: hi\n3/5/25, 9:06 PM - Kim: yo\n", "mdy", "default for US-style headers"),
+        ("[3/4/25, 9:05:00 PM] Sam: hi\n", "mdy", "default for US-style headers"),
+        # lower-case "pm" (India, Australia…), 24-hour clocks and four-digit years: day first
+        ("03/04/25, 9:05 pm - Sam: hi\n", "dmy", "default"),
+        ("03/04/2025, 21:05 - Sam: hi\n", "dmy", "default"),
+        ("[03/04/2025, 9:05:00 PM] Sam: hi\n", "dmy", "default"),
+    ],
+)
+def test_an_ambiguous_file_takes_the_default_of_the_locale_its_headers_come_from(tmp_path, text, order, source):
+    chat = parse(tmp_path, text)
+    assert (chat.stats["date_order"], chat.stats["date_order_source"]) == (order, source)
+    assert chat.stats["date_order_ambiguous"] is True
+    assert chat.messages[0].timestamp.date() == (
+        datetime(2025, 3, 4).date() if order == "mdy" else datetime(2025, 4, 3).date()
+    )

@@ -51,7 +51,8 @@ class AuthorPseudonyms:
                 mentions[first] = alias
         self._mentions = mentions
         alternatives = "|".join(re.escape(m) for m in sorted(mentions, key=len, reverse=True))
-        self._mention_re = re.compile(rf"@(?:{alternatives})(?!\w)") if mentions else None
+        # "@Kim" or, as Android writes it, "@\u2068Kim Lee\u2069"
+        self._mention_re = re.compile(rf"@(\u2068)?({alternatives})(?(1)\u2069|(?!\w))") if mentions else None
 
     def author(self, name: str) -> str:
         return self.names.get(name) or pseudonym(name)
@@ -59,7 +60,11 @@ class AuthorPseudonyms:
     def text(self, text: str) -> str:
         if self._mention_re is None or "@" not in text:
             return text
-        return self._mention_re.sub(lambda m: "@" + self._mentions[m.group(0)[1:]], text)
+        return self._mention_re.sub(self._replace_mention, text)
+
+    def _replace_mention(self, m: re.Match) -> str:
+        alias = self._mentions[m.group(2)]
+        return f"@\u2068{alias}\u2069" if m.group(1) else f"@{alias}"
 
     def file_name(self, name: str) -> str:
         """The export's file name ("WhatsApp Chat with Sam Lee.txt") without the names in it."""

@@ -5,9 +5,11 @@ An export line that starts a message looks like one of
     [31.12.23, 21:05:10] Name: text              iOS
     31/12/2023, 9:05:10 PM Name: text            iOS without brackets
     31/12/23, 21:05:10: Name: text               legacy (old iOS / BlackBerry era)
-with any of `/ . -` between date fields, day/month, month/day or year-first order, 2- or 4-digit years, 12- or
-24-hour clocks (with localised AM/PM markers), seconds or not, `:` or `.` in the time, and Arabic-Indic or
-Persian digits. One regular expression reads all of them, in one pass over the whole text (`scan_headers`);
+    26/09/2019 à 22:39 - Name: text              a localised word between date and time (French, Finnish)
+    2023. 03. 15. 22:30 - Name: text             ". " between date fields (Hungarian, Korean)
+with any of `/ . -` (or ". ") between date fields, day/month, month/day or year-first order, 2- or 4-digit
+years, 12- or 24-hour clocks (with localised AM/PM markers), seconds or not, `:` or `.` in the time, and
+Arabic-Indic or Persian digits. One regular expression reads all of them, in one pass over the whole text (`scan_headers`);
 which field is the day is decided afterwards for the whole file (`decide_date_orders`), because a single line
 such as `03/04/21` cannot tell.
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 
-from tasks.whatsapp.phrases import MERIDIEM_PREFIXES, MERIDIEM_SUFFIXES
+from tasks.whatsapp.phrases import DATE_TIME_WORDS, MERIDIEM_PREFIXES, MERIDIEM_SUFFIXES
 
 # Invisible direction marks WhatsApp scatters through exports (U+200E before attachments and system events on
 # iOS, U+200F and U+061C in Arabic, U+2068/U+2069 around names in recent Android exports, a stray BOM).
@@ -54,8 +56,16 @@ _ORDER_ALIASES = {
 _SWAPPED = {"dmy": "mdy", "mdy": "dmy", "ymd": "ydm", "ydm": "ymd"}
 
 
+# "@⁨Kim Lee⁩": Android wraps a mentioned name in U+2068…U+2069, the only thing that tells where a name of
+# several words ends. Those two isolates are kept (the clean stage's mention rule reads them); an isolate
+# anywhere else goes with the other marks.
+_MENTION_RE = re.compile("@\u2068([^\u2068\u2069\n]{1,80})\u2069")
+_MENTION_OPEN, _MENTION_CLOSE = "\x02", "\x03"  # stand-ins while the other marks are removed
+
+
 def normalize_text(text: str) -> str:
-    """Remove invisible direction marks and turn odd spaces into U+0020, keeping the iOS U+200E signal."""
+    """Remove invisible direction marks and turn odd spaces into U+0020, keeping the iOS U+200E signal and the
+    isolates around @mentioned names."""
     if _TO_NORMALIZE_RE.search(text) is None:  # one pass over a text that has none
         return text
     if IOS_MARK in text:
@@ -63,7 +73,13 @@ def normalize_text(text: str) -> str:
     if "\u200e" in text:
         for before in _IOS_MARK_AFTER:
             text = text.replace(before, before[:-1] + IOS_MARK)
+    mentions = "@\u2068" in text
+    if mentions:
+        text = text.replace(_MENTION_OPEN, "").replace(_MENTION_CLOSE, "")
+        text = _MENTION_RE.sub(f"@{_MENTION_OPEN}\\1{_MENTION_CLOSE}", text)
     text = _INVISIBLE_RE.sub("", text)
+    if mentions:
+        text = text.replace(_MENTION_OPEN, "\u2068").replace(_MENTION_CLOSE, "\u2069")
     return _ODD_SPACE_RE.sub(" ", text)
 
 
@@ -108,8 +124,8 @@ _MERIDIEM_LOOKUP = {
 HEADER_RE = re.compile(
     rf"""
     ^(?P<open>\[)?
-    (?P<date>(?P<d1>\d{{1,4}})(?P<sep>[/.\-])(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}}))\.?
-    (?:{_SP}*(?P<comma>[,،]){_SP}*|{_SP}+)
+    (?P<date>(?P<d1>\d{{1,4}})(?P<sep>[/.\-]|\.\x20)(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}}))\.?
+    (?P<joint>{_SP}*[,،]{_SP}*|{_SP}+(?:(?:{"|".join(map(re.escape, DATE_TIME_WORDS))}){_SP}+)?)
     (?P<time>
         (?:(?={_meridiem_starts(MERIDIEM_PREFIXES)})(?P<pre>{_meridiem_alternation(MERIDIEM_PREFIXES)}){_SP}?)?
         (?P<H>\d{{1,2}})(?P<tsep>[:.])(?P<M>\d{{2}})
@@ -147,10 +163,13 @@ class HeaderShape:
     year_pos: str  # "first" (4 digits first), "last" (4 digits last) or "short" (all fields ≤ 2 digits)
     year_digits: int
     comma: bool
+    connector: str  # a word between date and time ("à"), or ""
     clock12: bool
     seconds: bool
     time_sep: str
     time_dot: bool
+    # the 12-hour marker is written "AM"/"PM" (capitals, no dots), as in the United States
+    capital_ampm: bool = False
     # lines sharing layout, separator and year position share one date order
     group: tuple[str, str, str] = ("", "", "")
 
@@ -165,7 +184,9 @@ class HeaderShape:
         hour = "h" if self.clock12 else "HH"
         time_part = f"{hour}{self.time_sep}mm" + (f"{self.time_sep}ss" if self.seconds else "")
         time_part += ("." if self.time_dot else "") + (" a" if self.clock12 else "")
-        stamp = f"{date_part}{',' if self.comma else ''} {time_part}"
+        joint = "," if self.comma else ""
+        joint += f" {self.connector}" if self.connector else ""
+        stamp = f"{date_part}{joint} {time_part}"
         if self.layout == "ios":
             return f"[{stamp}] Name: text"
         if self.layout == "legacy":
@@ -190,9 +211,9 @@ class Header:
 
 
 # group numbers, for reading several groups of a match in one call
-_DATE, _D1, _SEP, _D2, _D3, _COMMA, _TIME, _PRE, _H, _TSEP, _M, _S, _TAIL, _TDOT, _AMPM, _END, _REST = (
+_DATE, _D1, _SEP, _D2, _D3, _JOINT, _TIME, _PRE, _H, _TSEP, _M, _S, _TAIL, _TDOT, _AMPM, _END, _REST = (
     HEADER_RE.groupindex[name]
-    for name in "date d1 sep d2 d3 comma time pre H tsep M S tail tdot ampm end rest".split()
+    for name in "date d1 sep d2 d3 joint time pre H tsep M S tail tdot ampm end rest".split()
 )
 _SHAPES: dict[tuple, HeaderShape] = {}
 
@@ -200,28 +221,31 @@ _SHAPES: dict[tuple, HeaderShape] = {}
 def _shape(key: tuple) -> HeaderShape:
     shape = _SHAPES.get(key)
     if shape is None:
-        layout, sep, year_pos, comma, clock12, seconds, time_sep, time_dot = key
+        layout, sep, year_pos, joint, clock, seconds, time_sep, time_dot = key
         shape = _SHAPES[key] = HeaderShape(
             layout,
             sep,
             year_pos,
             2 if year_pos == "short" else 4,
-            comma,
-            clock12,
+            "," in joint or "،" in joint,
+            joint.strip(" ,،"),
+            clock != "24h",
             seconds,
             time_sep,
             time_dot,
+            clock == "AM/PM",
         )
     return shape
 
 
 # What a date or a clock adds to a header's shape, as one string each ("/last", "12h:."), because the scan
-# looks its shapes up by them once per header and a string keeps its hash.
-_DATE_KINDS = {(sep, pos): sep + pos for sep in "/.-" for pos in ("first", "last", "short")}
+# looks its shapes up by them once per header and a string keeps its hash. Clocks are "24h", "12h", or "AM/PM"
+# (a 12-hour clock with the marker in capitals).
+_DATE_KINDS = {(sep, pos): sep + pos for sep in ("/", ".", "-", ". ") for pos in ("first", "last", "short")}
 _DATE_KIND_PARTS = {kind: parts for parts, kind in _DATE_KINDS.items()}
 _CLOCK_KINDS = {
-    (clock12, sep, dot): f"{'12h' if clock12 else '24h'}{sep}{'.' if dot else ''}"
-    for clock12 in (False, True)
+    (clock, sep, dot): f"{clock}{sep}{'.' if dot else ''}"
+    for clock in ("24h", "12h", "AM/PM")
     for sep in ":."
     for dot in (False, True)
 }
@@ -267,7 +291,8 @@ def _read_clock(
                 hour = 0
     if hour > 23 or minute > 59:
         return None
-    return _CLOCK_KINDS[half is not None, tsep, tdot is not None], hour, minute
+    clock = "24h" if half is None else "AM/PM" if ampm in ("AM", "PM") else "12h"
+    return _CLOCK_KINDS[clock, tsep, tdot is not None], hour, minute
 
 
 def _layout(end: str) -> str:
@@ -337,7 +362,7 @@ def scan_headers(text: str, pos: int = 0) -> HeaderScan:
     entries: list[HeaderEntry] = []
     append = entries.append
     for m in HEADER_RE.finditer(text, pos):
-        date_s, comma, time_s, ss, tail, end, rest = m.group(_DATE, _COMMA, _TIME, _S, _TAIL, _END, _REST)
+        date_s, joint, time_s, ss, tail, end, rest = m.group(_DATE, _JOINT, _TIME, _S, _TAIL, _END, _REST)
         date = dates.get(date_s, False)
         if date is False:
             date = dates[date_s] = _read_date(*m.group(_D1, _SEP, _D2, _D3))
@@ -361,14 +386,14 @@ def scan_headers(text: str, pos: int = 0) -> HeaderScan:
                 if second > 59:
                     continue
             hms = (hour, minute, second)
-        key = (comma, end, date_kind, clock_kind, ss is None)
+        key = (joint, end, date_kind, clock_kind, ss is None)
         number = shape_numbers.get(key)
         if number is None:
             sep, year_pos = _DATE_KIND_PARTS[date_kind]
-            clock12, time_sep, time_dot = _CLOCK_KIND_PARTS[clock_kind]
+            clock, time_sep, time_dot = _CLOCK_KIND_PARTS[clock_kind]
             layout = _layout(end)
             shape = _shape(
-                (layout, sep, year_pos, comma is not None, clock12, ss is not None, time_sep, time_dot)
+                (layout, sep, year_pos, " ".join(joint.split()), clock, ss is not None, time_sep, time_dot)
             )
             if shape not in shapes:
                 shapes.append(shape)
@@ -397,7 +422,8 @@ class OrderDecision:
     """The date order chosen for one group of header shapes, and why."""
 
     order: str
-    source: str  # "evidence" | "other formats in file" | "argument" | "default"
+    # "evidence" | "other formats in file" | "argument" | "default" | "default for US-style headers"
+    source: str
     ambiguous: bool
     conflicts: int = 0  # distinct dates that only make sense in the other order
 
@@ -425,15 +451,24 @@ def _month_and_day(x: int, y: int) -> bool:
     return (1 <= x <= 12 and 1 <= y <= 31) or (1 <= y <= 12 and 1 <= x <= 31)
 
 
+def month_first_by_default(shape: HeaderShape) -> bool:
+    """Whether the locale a header shape comes from writes the month first: "3/14/25, 9:05 PM" (two-digit
+    year, slashes, capital AM/PM) is how phones set to US English write it. Used only when no date can tell."""
+    return shape.capital_ampm and shape.sep == "/" and shape.year_pos == "short"
+
+
 def decide_date_orders(
     evidence: dict[tuple[str, str, str], DateEvidence],
     requested: str | None,
+    month_first_groups: frozenset[tuple[str, str, str]] = frozenset(),
 ) -> dict[tuple[str, str, str], OrderDecision]:
     """Choose, per header group, which date field is the day, from every date in the file.
 
     A field above 12 cannot be a month, so it settles the order; a group without such a field borrows the
     order settled by other groups of the file, then falls back to `requested` (the caller's `date_order`),
-    then to day-first (year-month-day for year-first dates) — and is recorded as ambiguous.
+    then to the locale's default told by the header's shape — month-first for the `month_first_groups`
+    (see `month_first_by_default`), else day-first (year-month-day for year-first dates) — and is recorded
+    as ambiguous.
     """
     votes: dict[tuple[str, str, str], tuple[bool, Counter]] = {}
     file_votes: Counter = Counter()
@@ -460,6 +495,8 @@ def decide_date_orders(
             decisions[group] = OrderDecision(order, "other formats in file", False)
         elif requested in (first, second):
             decisions[group] = OrderDecision(requested, "argument", True)
+        elif not year_first and group in month_first_groups:
+            decisions[group] = OrderDecision("mdy", "default for US-style headers", True)
         else:
             decisions[group] = OrderDecision(first, "default", True)
     return decisions

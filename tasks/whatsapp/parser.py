@@ -34,6 +34,7 @@ from tasks.whatsapp.headers import (
     decide_date_orders,
     make_date,
     match_header,
+    month_first_by_default,
     normalize_date_order,
     normalize_text,
     scan_headers,
@@ -71,7 +72,8 @@ class ChatMessage:
     timestamp: datetime | None  # naive local time, as written in the export
     author: str | None  # None for system lines
     # multi-line kept; "<This message was edited>" removed; invisible direction marks (U+200E, U+200F,
-    # U+2066–U+2069…) dropped and NBSP / narrow NBSP written as plain spaces; otherwise as written
+    # U+2066–U+2069…) dropped, except the U+2068…U+2069 around an @mentioned name, and NBSP / narrow NBSP
+    # written as plain spaces; otherwise as written
     text: str
     kind: str  # one of storage.schemas.MESSAGE_KINDS
     source_file: str  # the export's file name
@@ -439,7 +441,8 @@ def _skip_lines(text: str, start: int, stop: int, where: str, skips: SkipCounter
 def _decide_orders(headers: HeaderScan, requested: str | None, where: str) -> list[OrderDecision]:
     """The date order of each header shape's group, decided from every date of the file (impossible ones
     included); indexed like `headers.shapes`."""
-    decisions = decide_date_orders(headers.evidence, requested)
+    month_first = frozenset(shape.group for shape in headers.shapes if month_first_by_default(shape))
+    decisions = decide_date_orders(headers.evidence, requested, month_first)
     if requested is not None:
         for group, dec in decisions.items():
             if dec.source == "evidence" and dec.order != requested:
@@ -571,7 +574,12 @@ def _order_stats(
         "header_formats": dict(formats.most_common()),
     }
     if main.ambiguous:
-        log.info("%s: no day above 12 in any date, read as %s (pass date_order to choose)", where, main.order)
+        log.info(
+            "%s: no day above 12 in any date, read as %s (%s; pass date_order to choose)",
+            where,
+            main.order,
+            main.source,
+        )
     return order_stats
 
 

@@ -253,6 +253,10 @@ GROUP_EVENT_PATTERNS: dict[str, tuple[str, ...]] = {
     "id": (r"membuat grup", r"mengubah (?:subjek|deskripsi grup|nama grup)"),
 }
 
+# Words some locales write between the date and the time: "26/09/2019 à 22:39 - " (French Android),
+# "15.3.2023 klo 22.30 - " (Finnish).
+DATE_TIME_WORDS: tuple[str, ...] = ("à", "klo")
+
 # 12-hour clock markers written after the time ("9:30 PM", "9:30 p. m.", Arabic "٩:٣٠ م"). Latin forms
 # (AM, a.m., a. m., with any case and spacing) are handled by a generic pattern; list the others here.
 MERIDIEM_SUFFIXES: dict[str, tuple[str, ...]] = {

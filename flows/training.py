@@ -21,6 +21,7 @@ from flows.report import png_markdown
 from flows.resolve import MissingInputError, planned_output, planned_ref, upstream_dataset
 from storage.dataset import InputRef, read_manifest
 from storage.parquet import count_rows, parquet_files
+from tasks import sft_data as sft_data_stage
 from tasks import training
 from tasks.sft_data import build_sft_examples, count_authors
 
@@ -161,11 +162,18 @@ def _skip_chat_stage(cfg: PipelineConfig, stage: str) -> None:
     get_run_logger().info("%s: skipped: set sft_data.target_author to the person to imitate%s", stage, listing)
 
 
+def _sft_data_params(cfg: PipelineConfig) -> dict:
+    params = cfg.sft_data.fingerprint_params()
+    if cfg.sft_data.clean:
+        params["clean_rules"] = cfg.clean.rules.model_dump(mode="json")
+    return params
+
+
 def plan_sft_data(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
     ingest = planned_ref(cfg, "ingest")
     if src is None or ingest is None or not chat_stages_active(cfg):
         return None
-    return make_plan(cfg, "sft-data", STAGE_VERSION, cfg.sft_data.fingerprint_params(), [ingest, src])
+    return make_plan(cfg, "sft-data", sft_data_stage.STAGE_VERSION, _sft_data_params(cfg), [ingest, src])
 
 
 @flow(name="sft-data")
@@ -181,7 +189,7 @@ def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     ingest, ok = planned_output(cfg, "ingest")
     if not ok:
         raise ValueError(f"sft-data reads the WhatsApp messages of 'ingest', which does not exist yet ({ingest})")
-    plan = make_plan(cfg, "sft-data", STAGE_VERSION, cfg.sft_data.fingerprint_params(),
+    plan = make_plan(cfg, "sft-data", sft_data_stage.STAGE_VERSION, _sft_data_params(cfg),
                      [input_ref(ingest), input_ref(tokenizer)])
     if done := up_to_date(cfg, plan, force):
         return done
@@ -189,7 +197,8 @@ def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     if not parts:
         raise ValueError(f"sft-data: the ingest dataset {ingest} holds no WhatsApp messages (no WhatsApp input)")
     with plan.writer() as w:
-        result = build_sft_examples(parts, os.path.join(tokenizer, "tokenizer.json"), cfg.sft_data, str(w.tmp))
+        result = build_sft_examples(parts, os.path.join(tokenizer, "tokenizer.json"), cfg.sft_data, str(w.tmp),
+                                    clean_rules=cfg.clean.rules if cfg.sft_data.clean else None)
         return publish(cfg, plan, w, result.counts(), result.stats(), force)
 
 

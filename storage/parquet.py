@@ -16,6 +16,9 @@ import pyarrow.parquet as pq
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
 ROW_GROUP_ROWS = 8_192
+# A row group is also cut once its rows hold this many characters of strings, so 8,192 large web pages (or
+# whole books) never sit in memory at once.
+ROW_GROUP_CHARS = 64 * 1024 * 1024
 
 
 class ParquetShardWriter:
@@ -24,12 +27,15 @@ class ParquetShardWriter:
     Use as a context manager: on an exception the partial file is removed and nothing appears.
     """
 
-    def __init__(self, path: str | os.PathLike, schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS):
+    def __init__(self, path: str | os.PathLike, schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS,
+                 row_group_chars: int = ROW_GROUP_CHARS):
         self.path = Path(path)
         self.schema = schema
         self.row_group_rows = row_group_rows
+        self.row_group_chars = row_group_chars
         self.rows = 0
         self._buffer: list[dict] = []
+        self._buffered_chars = 0
         self._partial = self.path.with_name(self.path.name + ".partial")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = pq.ParquetWriter(
@@ -43,7 +49,8 @@ class ParquetShardWriter:
 
     def write_row(self, row: dict) -> None:
         self._buffer.append(row)
-        if len(self._buffer) >= self.row_group_rows:
+        self._buffered_chars += sum(len(v) for v in row.values() if isinstance(v, str))
+        if len(self._buffer) >= self.row_group_rows or self._buffered_chars >= self.row_group_chars:
             self._flush()
 
     def write_rows(self, rows: Iterable[dict]) -> None:
@@ -64,6 +71,7 @@ class ParquetShardWriter:
         self._writer.write_table(table, row_group_size=self.row_group_rows)
         self.rows += table.num_rows
         self._buffer.clear()
+        self._buffered_chars = 0
 
     def close(self) -> Path:
         self._flush()

@@ -29,11 +29,12 @@ import pyarrow as pa
 
 from model.sft import ASSISTANT, USER, ChatTokens, encode_turn, format_turns
 from storage.parquet import ParquetShardWriter, iter_batches, read_schema
+from tasks.cleaning import CleanRules, clean_text
 from tasks.tokenizer import load_tokenizer
 from tasks.training import SftDataParams
 
 STAGE = "sft-data"
-STAGE_VERSION = "1"
+STAGE_VERSION = "2"
 SPLITS = ("train", "val")
 log = logging.getLogger(__name__)
 
@@ -68,12 +69,14 @@ class SftDataResult:
     examples: dict = field(default_factory=dict)  # split → examples
     tokens: dict = field(default_factory=dict)  # split → tokens of all examples
     assistant_turns: int = 0
+    exports_merged: int = 0  # exports that repeated a chat exported elsewhere (merged into it)
 
     def counts(self) -> dict:
         return {
             "in": self.messages_in,
             "out": sum(self.examples.values()),
             "messages_used": self.messages_used,
+            "exports_merged": self.exports_merged,
             **{f"examples_{s}": self.examples.get(s, 0) for s in SPLITS},
             **{f"dropped_{k}": v for k, v in sorted(self.dropped.items())},
             **{f"skipped_{k}": v for k, v in sorted(self.skipped_turns.items())},
@@ -135,6 +138,72 @@ def _match_target(target: str | None, authors: Counter) -> set[str]:
     return matched
 
 
+def _key(m: _Message) -> tuple:
+    return (m.timestamp, m.author, m.text, m.kind)
+
+
+def _same_conversation(a: list[_Message], b: list[_Message], min_shared: float = 0.8) -> bool:
+    """Whether two exports hold the same conversation: where their times overlap, most messages of the one
+    with fewer messages there are also in the other (a chat exported again later repeats the old messages)."""
+    times_a = [m.timestamp for m in a if m.timestamp is not None]
+    times_b = [m.timestamp for m in b if m.timestamp is not None]
+    if not times_a or not times_b:
+        return False
+    start, end = max(min(times_a), min(times_b)), min(max(times_a), max(times_b))
+    if start > end:
+        return False
+    window_a = [m for m in a if m.timestamp is not None and start <= m.timestamp <= end]
+    window_b = [m for m in b if m.timestamp is not None and start <= m.timestamp <= end]
+    small, large = sorted((window_a, window_b), key=len)
+    if len(small) < 3:
+        return False
+    keys = Counter(_key(m) for m in large)
+    shared = 0
+    for m in small:
+        if keys[_key(m)] > 0:
+            keys[_key(m)] -= 1
+            shared += 1
+    return shared >= min_shared * len(small)
+
+
+def _merge(a: list[_Message], b: list[_Message]) -> list[_Message]:
+    """One conversation from two exports of it: `a` as written, plus what `b` has before `a` starts and after it
+    ends (messages at `a`'s first and last minute that `a` does not hold count as new)."""
+    times = [m.timestamp for m in a if m.timestamp is not None]
+    first, last = min(times), max(times)
+    at_edges = Counter(_key(m) for m in a if m.timestamp in (first, last))
+    before, after = [], []
+    for m in b:
+        if m.timestamp is None or first < m.timestamp < last:
+            continue
+        if m.timestamp in (first, last) and at_edges[_key(m)] > 0:
+            at_edges[_key(m)] -= 1
+            continue
+        (before if m.timestamp <= first else after).append(m)
+    merged = before + a + after
+    return [_Message(i, m.timestamp, m.author, m.text, m.kind) for i, m in enumerate(merged)]
+
+
+def merge_reexports(chats: dict[str, list[_Message]]) -> tuple[dict[str, list[_Message]], int]:
+    """Chats exported more than once (e.g. a nightly export of a growing chat) as one conversation each;
+    returns the chats and how many exports were folded into another. Chats are compared in chat_id order and
+    the merged one keeps the first chat_id, so the result does not depend on file order."""
+    out: dict[str, list[_Message]] = {}
+    folded = 0
+    for chat_id in sorted(chats):
+        messages = sorted(chats[chat_id], key=lambda m: m.index)
+        for kept_id, kept in out.items():
+            if _same_conversation(kept, messages):
+                first_starts = min(m.timestamp for m in kept if m.timestamp is not None) <= min(
+                    m.timestamp for m in messages if m.timestamp is not None)
+                out[kept_id] = _merge(kept, messages) if first_starts else _merge(messages, kept)
+                folded += 1
+                break
+        else:
+            out[chat_id] = messages
+    return out, folded
+
+
 def _sessions(messages: list[_Message], gap_hours: float) -> list[list[_Message]]:
     gap = timedelta(hours=gap_hours)
     sessions: list[list[_Message]] = []
@@ -165,8 +234,12 @@ def _unit_hash(*parts: object) -> float:
 
 
 def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: SftDataParams,
-                       out_dir: str) -> SftDataResult:
+                       out_dir: str, clean_rules: CleanRules | None = None) -> SftDataResult:
     """Build `<out_dir>/train.parquet` and `<out_dir>/val.parquet` from WhatsApp messages Parquet parts.
+
+    Exports of the same chat (a chat exported again later) are merged into one conversation first. With
+    `clean_rules` (the clean stage's), every message text is cleaned like the pretraining corpus (links, e-mails,
+    phone numbers, mentions, control characters…); a message left empty is dropped as `empty_after_clean`.
 
     Raises ValueError listing the authors found (with message counts) when target_author matches none of them,
     and when no example can be built at all.
@@ -175,10 +248,13 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     tokens = ChatTokens.from_tokenizer(tokenizer)
     chats, authors, total = _read_messages([str(p) for p in messages_parts])
     targets = _match_target(params.target_author, authors)
+    chats, folded = merge_reexports(chats)
+    if folded:
+        log.info("sft-data: %d export(s) repeat a chat exported elsewhere; merged into one conversation", folded)
     result = SftDataResult(
         train_path=str(Path(out_dir) / "train.parquet"), val_path=str(Path(out_dir) / "val.parquet"),
         target_author=max(targets, key=lambda a: authors[a]), authors=dict(authors.most_common()),
-        messages_in=total, chats=len(chats),
+        messages_in=total, chats=len(chats), exports_merged=folded,
     )
     drop_kinds = set(params.drop_kinds)
     dropped: Counter = Counter()
@@ -195,6 +271,12 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
             elif not m.text.strip():
                 dropped["empty"] += 1
             else:
+                if clean_rules is not None:
+                    text = clean_text(m.text, clean_rules)[0].strip()
+                    if not text:
+                        dropped["empty_after_clean"] += 1
+                        continue
+                    m = _Message(m.index, m.timestamp, m.author, text, m.kind)
                 kept.append(m)
         result.messages_used += len(kept)
         for s, session in enumerate(_sessions(kept, params.session_gap_hours)):

@@ -128,6 +128,8 @@ class SftDataParams(StrictModel):
         default_factory=lambda: ["media", "deleted", "system", "poll"], description="Message kinds left out."
     )
     max_context_turns: int | None = Field(None, ge=1, description="Turns of context before the reply (None: as fit).")
+    clean: bool = Field(True, description="Clean every message with the clean stage's rules (links, e-mails, "
+                                          "phone numbers, mentions…), as the pretraining text is.")
 
     @field_validator("drop_kinds")
     @classmethod

@@ -88,3 +88,61 @@ def test_no_example_at_all_is_a_clear_error(tmp_path):
         build_sft_examples(w.messages, str(w.tokenizer), SftDataParams(target_author="Sam", block_size=8),
                            str(tmp_path / "out"))
     assert not (tmp_path / "out" / "train.parquet").exists()
+
+
+def _messages_part(tmp_path, name: str, text: str) -> str:
+    from storage.parquet import ParquetShardWriter
+    from storage.schemas import MESSAGE_SCHEMA
+    from tasks.whatsapp.parser import parse_whatsapp_export
+
+    export = tmp_path / name
+    export.write_text(text, encoding="utf-8")
+    part = tmp_path / "messages" / f"{name}.parquet"
+    with ParquetShardWriter(part, MESSAGE_SCHEMA) as w:
+        w.write_rows(parse_whatsapp_export(export).as_rows())
+    return str(part)
+
+
+def test_a_chat_exported_again_later_is_one_conversation(tmp_path):
+    from tests.test_train_support import EXAMPLES
+
+    w = tiny_world()
+    original = (EXAMPLES / "sam_priya_android_en_24h.txt").read_text(encoding="utf-8")
+    later = original + (
+        "20/03/2024, 09:00 - Priya: Morning! Coffee before work?\n"
+        "20/03/2024, 09:02 - Sam: Always. The usual place in ten minutes\n"
+    )
+    once = build_sft_examples([_messages_part(tmp_path, "a.txt", original)], str(w.tokenizer),
+                              SftDataParams(target_author="Sam", block_size=BLOCK, val_fraction=0), str(tmp_path / "1"))
+    twice = build_sft_examples([_messages_part(tmp_path, "b.txt", original), _messages_part(tmp_path, "c.txt", later)],
+                               str(w.tokenizer), SftDataParams(target_author="Sam", block_size=BLOCK, val_fraction=0),
+                               str(tmp_path / "2"))
+    assert twice.exports_merged == 1 and twice.chats == 1
+    assert twice.messages_used == once.messages_used + 2  # the old messages once, the two new ones added
+    texts = [t["text"] for r in _rows(twice.train_path) for t in r["turns"]]
+    assert "Always. The usual place in ten minutes" in texts
+    assert len(_rows(twice.train_path)) == len(_rows(once.train_path)) + 1
+
+    other = build_sft_examples(w.messages, str(w.tokenizer), SftDataParams(target_author="Sam", block_size=BLOCK),
+                               str(tmp_path / "3"))
+    assert other.exports_merged == 0 and other.chats == 4  # different chats are never merged
+
+
+def test_messages_are_cleaned_like_the_corpus(tmp_path):
+    from tasks.cleaning import CleanRules
+
+    w = tiny_world()
+    chat = (
+        "01/05/2024, 10:00 - Priya: Sam, the form is at https://forms.example.org/x?id=3 can you fill it\n"
+        "01/05/2024, 10:01 - Sam: Sure, and mail it to jo@example.com? Or call +44 7700 900123\n"
+        "01/05/2024, 10:02 - Priya: https://example.org/only-a-link\n"
+        "01/05/2024, 10:03 - Sam: ok done\n"
+    )
+    part = _messages_part(tmp_path, "chat.txt", chat)
+    params = SftDataParams(target_author="Sam", block_size=BLOCK, val_fraction=0)
+    cleaned = build_sft_examples([part], str(w.tokenizer), params, str(tmp_path / "c"), clean_rules=CleanRules())
+    raw = build_sft_examples([part], str(w.tokenizer), params, str(tmp_path / "r"))
+    cleaned_text = " ".join(t["text"] for r in _rows(cleaned.train_path) for t in r["turns"])
+    assert "https://" not in cleaned_text and "jo@example.com" not in cleaned_text and "7700" not in cleaned_text
+    assert "can you fill it" in cleaned_text and cleaned.dropped == {"empty_after_clean": 1}
+    assert "https://forms.example.org" in " ".join(t["text"] for r in _rows(raw.train_path) for t in r["turns"])

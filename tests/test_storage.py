@@ -100,6 +100,16 @@ def test_large_shard_streams_in_row_groups(tmp_path):
     assert pf.metadata.num_row_groups == 7  # bounded memory: never more than one group buffered
 
 
+def test_large_documents_cut_row_groups_by_size_not_only_by_count(tmp_path):
+    page = "word " * 20_000  # 100,000 characters: 8,192 such pages would be 800 MB in one row group
+    rows = ({"id": str(i), "text": page, "source": "s", "url": None, "timestamp": None, "meta": None} for i in range(30))
+    with ParquetShardWriter(tmp_path / "part-00000.parquet", DOCUMENT_SCHEMA, row_group_chars=1_000_000) as w:
+        w.write_rows(rows)
+    pf = pq.ParquetFile(tmp_path / "part-00000.parquet")
+    assert pf.metadata.num_rows == 30
+    assert [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)] == [10, 10, 10]
+
+
 def test_rerun_produces_byte_identical_files(tmp_path):
     a = _write_dataset(tmp_path / "a")
     b = _write_dataset(tmp_path / "b")

@@ -38,6 +38,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
+
 SHARED = ROOT.parent / "shared" / "data"
 ARTICLES = SHARED / "text" / "MinHash_articles_1000.train"
 CC = SHARED / "commoncrawl" / "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz"
@@ -475,6 +479,11 @@ def print_throughput(corpus: dict, ours: dict | str, theirs: dict | str) -> None
         print(
             f"speed-up: {theirs['seconds'] / ours['seconds']:.1f}× (datatrove's spaCy tokenizer loaded before timing)"
         )
+    if isinstance(ours, dict):
+        peer = theirs if isinstance(theirs, dict) else None
+        summary.record("dedup MinHash (sig+buckets+cluster+filter)", "docs/s per core", ours["docs"] / ours["seconds"],
+                       "datatrove MinHash, 4 steps", peer["docs"] / peer["seconds"] if peer else None,
+                       peak_mb=ours["peak_mb"], peer_peak_mb=peer["peak_mb"] if peer else None)
 
 
 def print_s_curve() -> None:
@@ -574,8 +583,10 @@ def main() -> None:
         print(
             f"\n{'suffix array (pydivsufsort)':<28} {'MB':>7} {'SA MB/s':>9} {'LCP MB/s':>9} {'all MB/s':>9}"
         )
-        for label, mb, sa, lcp, total in suffix_array_speed(corpus):
+        speeds = suffix_array_speed(corpus)
+        for label, mb, sa, lcp, total in speeds:
             print(f"{label:<28} {mb:>7.1f} {sa:>9.1f} {lcp:>9.1f} {total:>9.1f}")
+        summary.record("dedup suffix array (SA+LCP+repeats)", "MB/s per core", speeds[-1][4])
 
         n = 100_000 if args.quick else 500_000
         add_s, check_s, fp = bloom_speed(n)
@@ -583,6 +594,7 @@ def main() -> None:
             f"\nBloom filter (pybloom-live, fp 0.01): {add_s:,.0f} check-and-insert/s, {check_s:,.0f} checks/s; "
             f"measured false-positive rate at capacity {fp:.4f}"
         )
+        summary.record("dedup Bloom filter", "checks/s per core", check_s)
         bloom_row = next(r for r in removal if r[0].startswith("bloom"))
         print(
             f"Bloom sub-stage end to end (13-gram hashing, filter, survivor index, Parquet in/out): "

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
 from bench_tokenizer import corpus_texts, write_corpus_parts  # noqa: E402
 
 from storage.parquet import iter_batches  # noqa: E402
@@ -217,6 +218,14 @@ def main() -> None:
         "tokens include one <|endoftext|> per document; ours and nanoGPT-style use the same tokenizer "
         "(same token count), HF defaults its own 30k vocabulary"
     )
+    one_core = {name: tokens / seconds for name, procs, threads, tokens, seconds, _ in rows
+                if procs == 1 and threads == "1"}
+    every_core = {name: tokens / seconds for name, procs, threads, tokens, seconds, _ in rows if procs == cores}
+    ours_name, nano_name = configs[0][0], configs[5][0]
+    summary.record("encode (1 process)", "tokens/s per core", one_core[ours_name], "nanoGPT prepare-style loop",
+                   one_core[nano_name])
+    summary.record(f"encode ({cores} processes)", "tokens/s, all cores", every_core[ours_name],
+                   "nanoGPT prepare-style loop", every_core[nano_name])
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
+
 from model import GPT, ModelConfig, count_parameters, device_peak_flops, flops_per_token, mfu  # noqa: E402
 
 # Every variant starts from the tiny preset (d_model 128, 4 layers, 4 heads, vocab 2048); `equal_parameters`
@@ -120,6 +122,9 @@ def cpu_table(batch: int, seq: int, steps: int, rounds: int) -> None:
         hidden = f"{cfg.expert_hidden}/expert" if cfg.n_experts else str(cfg.ffn_hidden)
         print(f"{name:44} {count_parameters(cfg) / 1e6:7.3f}M {count_parameters(cfg, active_only=True) / 1e6:7.3f}M"
               f" {hidden:>10} {best[name]:9.0f} {best[name] / baseline:7.2f}x {flops_per_token(cfg, seq) / 1e9:9.4f}")
+    slowest = min(best, key=best.__getitem__)
+    summary.record("model fwd+bwd, tiny size, CPU", "tokens/s, 1 thread", baseline,
+                   f"slowest variant: {slowest}"[:30], best[slowest])
 
 
 def accelerator_table(device: str, preset: str, batch: int, seq: int, steps: int, compile_model: bool) -> None:
@@ -148,6 +153,8 @@ def accelerator_table(device: str, preset: str, batch: int, seq: int, steps: int
     mfu_text = f"{ours:7.1%}" if ours is not None else f"{'n/a':>7}"
     print(f"{'this model on ' + name:40} {tps:10.0f} {batch * seq / tps * 1000:8.1f} {mfu_text}")
     print(f"{'gpt2-124m on ' + ref['device']:40} {ref_tps:10.0f} {ref['ms_per_iter']:8.1f} {ref_mfu:7.1%}")
+    summary.record(f"{preset} train step on {name}"[:34], "tokens/s", tps, f"nanoGPT on {ref['device']}"[:30],
+                   ref_tps, note=f"MFU {ours:.1%}" if ours is not None else "")
 
 
 def main() -> None:

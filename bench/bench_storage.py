@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
 
 from storage.parquet import ParquetShardWriter, iter_batches  # noqa: E402
 from storage.schemas import DOCUMENT_SCHEMA  # noqa: E402
@@ -75,6 +77,8 @@ def main() -> None:
     print(f"{'operation':<45} {'rows/s':>12} {'MB/s':>8} {'peak RSS growth MB':>20}")
     for name, rps, mbs, mem in results:
         print(f"{name:<45} {rps:>12,.0f} {mbs:>8.1f} {mem:>20.1f}")
+    summary.record("storage: Parquet shard write", "rows/s", n / t_ours, "pyarrow one-shot write_table",
+                   n / t_plain, peak_mb=mem_ours, peer_peak_mb=mem_plain, note="peak = RSS growth")
 
 
 if __name__ == "__main__":

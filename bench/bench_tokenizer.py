@@ -34,8 +34,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
 
 from storage.parquet import ParquetShardWriter  # noqa: E402
 from storage.schemas import DOCUMENT_SCHEMA  # noqa: E402
@@ -260,6 +262,8 @@ def main() -> None:
         f"{COURSE_CHARS / 1e6 / COURSE_SECONDS:.3f} MB/s"
     )
     print("bytes/tok: UTF-8 bytes per token on held-out documents (1 % by id hash), higher is better")
+    summary.record("tokenizer training (full corpus)", "MB/s, all cores", full.train_mb_per_s,
+                   "pure-Python BPE, same vocab (est.)", sample_mb / py_full_est)
 
 
 if __name__ == "__main__":

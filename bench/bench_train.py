@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
 from bench_model import NANOGPT_REFERENCE, throughput  # noqa: E402
 
 from model import GPT, ModelConfig, count_parameters, flops_per_token, mfu  # noqa: E402
@@ -119,6 +120,8 @@ def pretrain_table(world: dict, root: Path, quick: bool) -> None:
     for preset, n, tokens, loop_tps, sps, bare in rows:
         print(f"{preset:8} {n / 1e6:7.2f}M {tokens:9d} {loop_tps:11.0f} {sps:8.2f} {bare:11.0f} "
               f"{loop_tps / bare:8.0%} {'n/a':>5}")
+        summary.record(f"pretrain loop, {preset} preset, CPU", "tokens/s", loop_tps, "bare fwd+bwd+AdamW step",
+                       bare)
 
 
 def demo_base(world: dict, root: Path, quick: bool) -> Path:
@@ -157,6 +160,7 @@ def finetune_table(world: dict, root: Path, base: Path, quick: bool) -> tuple[Pa
         weights = ckpt / ("adapter_model.safetensors" if mode == "lora" else "model.safetensors")
         print(f"{mode:6} {trainable:10,d} {total / 1e6:7.2f}M {sps:8.2f} {tps:8.0f} {sps / sft_sps:6.2f}x "
               f"{weights.stat().st_size / 1e6:15.2f} MB")
+        summary.record(f"{mode} fine-tuning, tiny preset, CPU", "tokens/s", tps)
     return Path(out["sft"][0].run_dir), Path(out["lora"][0].run_dir)
 
 
@@ -195,6 +199,8 @@ def gpu_table(world: dict, root: Path, quick: bool) -> None:
           f"{(f'{util:.1%}' if util is not None else 'n/a'):>7} {memory:7.1f} GiB")
     print(f"{'nanoGPT bench.py on ' + ref['device']:44} {ref_tps:10.0f} {ref['ms_per_iter']:8.1f} {ref_mfu:7.1%} "
           f"{'':>9}")
+    summary.record("pretrain gpt2-124m, GPU", "tokens/s", tps, f"nanoGPT on {ref['device']}"[:30], ref_tps,
+                   peak_mb=memory * 1024, note=f"MFU {util:.1%}" if util is not None else "")
 
 
 def main() -> None:

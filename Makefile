@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(VENV)/bin/chatlike run --config $(CONFIG)
 	@echo "--- a sample reply from the fine-tuned model (User: Hey Sam, are you free on Saturday?)"
 	@$(VENV)/bin/chatlike chat --checkpoint "$$($(VENV)/bin/chatlike status --config $(CONFIG) --path sft)" \
-		--once "Hey Sam, are you free on Saturday?" --seed 1
+		--once "Hey Sam, are you free on Saturday?" --seed 1 --temperature 0.7
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)

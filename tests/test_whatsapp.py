@@ -337,3 +337,18 @@ def test_exports_are_recognised_and_other_text_is_not(tmp_path):
     diary.write_text("Dear diary,\ntoday was long.\n25/12/2021, 10:00 - Sam: a quoted chat line\nThe end.\n")
     assert not looks_like_whatsapp(diary)
     assert not looks_like_whatsapp(tmp_path / "absent.txt")
+
+
+def test_generated_demo_chat_matches_its_script_and_parses_cleanly():
+    import importlib.util
+
+    folder = ROOT / "examples" / "whatsapp_generated"
+    spec = importlib.util.spec_from_file_location("make_examples", folder / "make_examples.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = (folder / "sam_friends_android_en.txt").read_text(encoding="utf-8")
+    assert module.generate() == committed  # rerun `python examples/whatsapp_generated/make_examples.py`
+    chat = parse_whatsapp_export(folder / "sam_friends_android_en.txt")
+    authors = {m.author for m in chat.messages if m.author}
+    assert authors == {"Sam", "Priya", "Alex", "Jordan", "Hugo", "Mei"}
+    assert len(chat.messages) == committed.count("\n") and chat.messages[0].kind == "system"

@@ -1,5 +1,6 @@
-"""Perplexity stage: KenLM scoring throughput per core, lmplz training time per 100 MB, and how our perplexities
-rank the CCNet "head" documents compared with CCNet's own (Wikipedia-trained) models.
+"""Perplexity stage: our scoring checked against kenlm's test model, KenLM scoring throughput per core, lmplz
+training time per 100 MB, and how our perplexities rank the CCNet "head" documents compared with CCNet's own
+(Wikipedia-trained) models.
 
     .venv/bin/python bench/bench_perplexity.py [--quick]
 
@@ -40,6 +41,7 @@ from tasks.perplexity import (  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 HEAD_DOCS = DATA / "commoncrawl" / "dolma_cc_en_head-0091.jsonl.gz"
+TEST_ARPA = DATA / "text" / "kenlm_test.arpa"
 RAW_CC = DATA / "commoncrawl" / "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz"
 MEMORY = "1G"
 
@@ -89,6 +91,87 @@ def spearman(x, y) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ sections
+
+
+def read_arpa(path: Path) -> tuple[dict[tuple[str, ...], tuple[float, float]], int]:
+    """n-gram → (log10 p, log10 backoff) of an ARPA file, and its order."""
+    table: dict[tuple[str, ...], tuple[float, float]] = {}
+    order = section = 0
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.strip()
+            if line.startswith("\\") and line.endswith("-grams:"):
+                section = order = int(line[1:].split("-")[0])
+            elif section and line and not line.startswith("\\"):
+                fields = line.split("\t")
+                table[tuple(fields[1].split())] = (
+                    float(fields[0]),
+                    float(fields[2]) if len(fields) > 2 else 0.0,
+                )
+    return table, order
+
+
+def backoff_log10(table: dict, order: int, tokens: list[str]) -> float:
+    """log10 P(<s> tokens </s>) by the back-off rule, written out: the longest listed n-gram ending in the word,
+    plus the backoff weights of the longer contexts that were not listed."""
+    words = ["<s>"] + [t if (t,) in table else "<unk>" for t in tokens] + ["</s>"]
+    total = 0.0
+    for i in range(1, len(words)):
+        context = tuple(words[max(0, i - order + 1) : i])
+        while (*context, words[i]) not in table:
+            total += table.get(context, (0.0, 0.0))[1]
+            context = context[1:]
+        total += table[(*context, words[i])][0]
+    return total
+
+
+def bench_arpa_check(n_docs: int) -> None:
+    """Score random documents (vocabulary words, unknown words, punctuation, blank lines) with PerplexityScorer
+    on kenlm's own test model and with the back-off rule written out; the sums and perplexities must agree."""
+    if not TEST_ARPA.exists():
+        print(f"\n(skipped the ARPA check: {TEST_ARPA} is absent)")
+        return
+    table, order = read_arpa(TEST_ARPA)
+    scorer = PerplexityScorer(TEST_ARPA)
+    vocabulary = [g[0] for g in table if len(g) == 1 and g[0] not in ("<s>", "</s>", "<unk>")]
+    # continuing listed n-grams makes long matches (and their backoffs) likely, not only unigrams
+    continuations: dict[str, list[str]] = {}
+    for g in table:
+        if len(g) == 2 and g[1] != "</s>":
+            continuations.setdefault(g[0], []).append(g[1])
+    rng = random.Random(0)
+    worst_log = worst_ppl = 0.0
+    lines_scored = 0
+    for _ in range(n_docs):
+        text_lines = []
+        for _ in range(rng.randint(1, 4)):
+            words = [rng.choice(vocabulary)]
+            for _ in range(rng.randint(0, 11)):
+                r = rng.random()
+                nxt = continuations.get(words[-1])
+                words.append(
+                    rng.choice(nxt) if nxt and r < 0.6 else "zzunknown" if r < 0.7 else rng.choice(vocabulary)
+                )
+            text_lines.append(" ".join(words).capitalize() if rng.random() < 0.5 else " ".join(words))
+            if rng.random() < 0.2:
+                text_lines.append("")
+        text = "\n".join(text_lines)
+        score = scorer.score_text(text)
+        expected = 0.0
+        length = 0
+        for tokens in lm_lines(text):
+            expected += backoff_log10(table, order, tokens)
+            length += len(tokens) + 1
+        lines_scored += score.lines
+        worst_log = max(worst_log, abs(score.log10_prob - expected))
+        ref_ppl = 10 ** (-expected / length)
+        worst_ppl = max(worst_ppl, abs(score.perplexity - ref_ppl) / ref_ppl)
+    print(f"\n## scoring checked against {TEST_ARPA.name} (order {order}, {len(table):,} n-grams)")
+    print(
+        f"{n_docs:,} random documents ({lines_scored:,} lines, vocabulary, unknown words, blank lines): "
+        f"largest |Δ log10 P(doc)| {worst_log:.1e}, largest relative Δ perplexity {worst_ppl:.1e} "
+        "against the back-off rule written out"
+    )
 
 
 def bench_training(sizes_mb: list[int], tmp: Path) -> None:
@@ -284,6 +367,7 @@ def main() -> None:
     if not (DATA / "text").exists():
         print(f"skipped: no shared data at {DATA}")
         return
+    bench_arpa_check(500 if args.quick else 5000)
     with tempfile.TemporaryDirectory(prefix="bench-ppl-") as d:
         tmp = Path(d)
         reference = english_reference()

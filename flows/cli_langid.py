@@ -62,6 +62,15 @@ def train(
     valid_fraction: float = typer.Option(
         0.1, "--valid-fraction", help="Held out to report precision/recall."
     ),
+    short_spans: int = typer.Option(
+        3, "--short-spans", help="Random 5–10-word windows added per longer example (0: none)."
+    ),
+    drop_contradicted: float = typer.Option(
+        0.9,
+        "--drop-contradicted",
+        help="Leave out owned examples that cross-fitted models call another language with this "
+        "probability (0: keep all).",
+    ),
     seed: int = typer.Option(0, "--seed"),
     text_column: list[str] | None = typer.Option(
         None, "--text-column", help="CSV/TSV text column (repeatable)."
@@ -90,6 +99,8 @@ def train(
             max_false_positive_rate=max_false_positive_rate,
             calibration_folds=calibration_folds,
             valid_fraction=valid_fraction,
+            short_spans=short_spans,
+            drop_contradicted=drop_contradicted or None,
             seed=seed,
             text_columns=text_column or TEXT_COLUMNS,
         )
@@ -102,6 +113,9 @@ def train(
         f"owned labels: {', '.join(metrics.owned_labels)}; confidence needed: "
         + (f"{by_script}, other scripts {metrics.min_score:.3f}" if by_script else f"{metrics.min_score:.3f}")
     )
+    if metrics.dropped_contradicted:
+        left_out = ", ".join(f"{k} {v}" for k, v in metrics.dropped_contradicted.items())
+        typer.echo(f"left out as reading like another language: {left_out}")
     typer.echo("label      examples   held-out recall   precision")
     for label, n in metrics.labels.items():
         r = metrics.valid_recall.get(label)

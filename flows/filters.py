@@ -16,7 +16,7 @@ from storage.dataset import InputRef
 from storage.fingerprint import hash_file
 from storage.runs import record_stage
 from tasks.langid import stage as langid
-from tasks.langid.train import train_langid_model
+from tasks.langid.train import TRAINING_RECIPE, train_langid_model
 from tasks.quality import stage as quality
 
 STAGE_VERSION = "1"
@@ -75,8 +75,8 @@ def plan_langid_train(cfg: PipelineConfig, _src: InputRef | None = None) -> Stag
     if not cfg.langid.train.data:
         return None
     raw = [InputRef("raw", hash_file(f), str(f.resolve())) for f in _training_files(cfg)]
-    return make_plan(cfg, "langid-train", STAGE_VERSION, cfg.langid.train.fingerprint_params(), raw,
-                     [r.fingerprint for r in raw])
+    params = {**cfg.langid.train.fingerprint_params(), "recipe": TRAINING_RECIPE}  # a new recipe retrains
+    return make_plan(cfg, "langid-train", STAGE_VERSION, params, raw, [r.fingerprint for r in raw])
 
 
 @flow(name="langid-train")

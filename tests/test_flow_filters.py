@@ -10,13 +10,14 @@ from storage.parquet import iter_rows, parquet_files
 from tests.conftest import ROOT
 
 
-def _cfg(tmp_path: Path, **langid_filter) -> Path:
+def _cfg(tmp_path: Path, quality_filter: dict | None = None, **langid_filter) -> Path:
     cfg = {
         "name": "f", "data_root": str(tmp_path / "data"),
         "ingest": {"inputs": [{"path": str(ROOT / "examples" / "whatsapp"), "kind": "whatsapp"},
                               {"path": str(ROOT / "examples" / "commoncrawl" / "*.wet.gz"), "kind": "wet"},
                               {"path": str(ROOT / "examples" / "text" / "*.txt"), "kind": "text"}]},
         "langid": {"filter": langid_filter},
+        "quality": {"filter": quality_filter or {}},
     }
     p = tmp_path / "f.yaml"
     p.write_text(json.dumps(cfg))
@@ -48,6 +49,18 @@ def test_langid_and_quality_tag_then_filter(tmp_path, prefect_harness):
     dropped = {r["reason"] for r in iter_rows(parquet_files(only_en["langid"], "rejected"))}
     assert "lang_not_kept" in dropped
     assert (Path(tags.path) / "manifest.json").stat().st_mtime_ns == mtime  # fastText did not run again
+
+    # re-tuning a quality threshold re-runs only the filter: the signals dataset is reused as it is
+    quality_tags = read_manifest(q.inputs[0].path)
+    q_mtime = (Path(quality_tags.path) / "manifest.json").stat().st_mtime_ns
+    looser = pipeline_flow(
+        config=str(_cfg(tmp_path, quality_filter={"web": {"min_words": 5, "min_c4_sentences": 1}})),
+        stop_after="quality",
+    )
+    assert looser["quality"] != out["quality"]
+    assert read_manifest(looser["quality"]).inputs[0].path == quality_tags.path
+    assert (Path(quality_tags.path) / "manifest.json").stat().st_mtime_ns == q_mtime  # signals not recomputed
+    assert read_manifest(looser["quality"]).counts["out"] >= q.counts["out"]
 
 
 def test_langid_train_stage_feeds_the_combined_predictor(tmp_path, prefect_harness):

@@ -8,6 +8,7 @@ import json
 import math
 import unicodedata
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -362,14 +363,31 @@ def test_tag_shard_without_lang_column(tmp_path):
 def test_tag_shard_with_a_missing_model_fails_before_writing(tmp_path):
     src = _write_part(tmp_path / "in.parquet", [_doc(0, "text", lang="en", lang_score=1.0)], LANG_SCHEMA)
     params = PerplexityParams(models={"en": str(tmp_path / "nowhere" / "model.binary")})
-    with pytest.raises(ValueError, match="nowhere/model.binary"):
+    with pytest.raises(ValueError, match="KenLM model for 'en' not found: .*nowhere/model.binary"):
         tag_perplexity_shard(src, str(tmp_path / "out.parquet"), params)
     assert not (tmp_path / "out.parquet").exists()
 
 
+def test_model_lookup_errors_name_the_language_and_path(tmp_path):
+    arpa = str(shared_file("text", "kenlm_test.arpa"))
+    (tmp_path / "models").mkdir()
+    with pytest.raises(ValueError, match="model for 'fr' is a directory, not a model file: .*models"):
+        resolve_models(PerplexityParams(models={"en": arpa, "fr": str(tmp_path / "models")}))
+    with pytest.raises(ValueError, match="models_dir .*nothing-here is not a directory"):
+        resolve_models(PerplexityParams(models_dir=str(tmp_path / "nothing-here")))
+    with pytest.raises(ValueError, match="no <lang>/model.binary or <lang>/model.arpa under"):
+        resolve_models(PerplexityParams(models_dir=str(tmp_path / "models")))
+    (tmp_path / "models" / "en").mkdir()
+    (tmp_path / "models" / "en" / "model.arpa").write_bytes(Path(arpa).read_bytes())
+    found = resolve_models(PerplexityParams(models_dir=str(tmp_path / "models"), models={"de": arpa}))
+    assert found == {"en": tmp_path / "models" / "en" / "model.arpa", "de": Path(arpa)}
+
+
 def test_params_are_strict():
     with pytest.raises(ValueError, match="no KenLM model"):
-        resolve_models(PerplexityParams())  # no model is an error when models are looked up, not at config time
+        resolve_models(
+            PerplexityParams()
+        )  # no model is an error when models are looked up, not at config time
     with pytest.raises(ValidationError):
         PerplexityParams(models={"en": "m.binary"}, modles={})
     with pytest.raises(ValidationError, match="head_percentile must be below"):

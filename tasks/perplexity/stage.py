@@ -106,7 +106,14 @@ def resolve_models(params: PerplexityParams) -> dict[str, Path]:
                     break
         if not found:
             raise ValueError(f"perplexity: no <lang>/{MODEL_BINARY} or <lang>/{MODEL_ARPA} under {root}")
-    found.update({lang: Path(path) for lang, path in params.models.items()})
+    for lang, path in params.models.items():
+        if not Path(path).is_file():
+            what = "is a directory, not a model file" if Path(path).is_dir() else "not found"
+            raise ValueError(
+                f"perplexity: the KenLM model for '{lang}' {what}: {path} (fix models.{lang}, or train one "
+                "with kenlm-train)"
+            )
+        found[lang] = Path(path)
     if not found:
         raise ValueError(
             "perplexity: no KenLM model: give `models` (language → model file), `models_dir` (kenlm-train "

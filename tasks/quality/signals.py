@@ -5,15 +5,17 @@ and, for web text, the text with the C4 line rules applied; the stage stores the
 can be re-tuned later without recomputing anything (see `tasks.quality.stage`).
 
 Definitions follow the Gopher paper (Rae et al. 2021, appendix A) and C4 (Raffel et al. 2020) as datatrove
-implements them, so that its default thresholds mean the same thing here: "words" are tokens as an English
-word tokenizer makes them (punctuation split off, one token per mark except "...", "--" and emoji sequences; see
-`TOKEN_RE`), fractions of characters are taken over the whole text, and the duplicate n-gram fractions count a
-repeated n-gram's characters (without spaces) and then skip past it. The tokenizer is a regular expression, not
-spaCy, so a document near a threshold can land on the other side (bench/bench_quality.py measures how often).
+implements them, so that its default thresholds mean the same thing here: "words" are tokens as spaCy's English
+tokenizer makes them (whitespace first, then leading and trailing punctuation and a few inner marks; see
+`split_tokens`), fractions of characters are taken over the whole text, and the duplicate n-gram fractions count a
+repeated n-gram's characters (without spaces) and then skip past it. The tokenizer is ours, not spaCy, and
+5-10x faster; on the rare chunk it splits differently a document near a threshold can land on the other side
+(bench/bench_quality.py measures how often).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -26,34 +28,110 @@ import numpy as np
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _mark_ranges() -> str:
-    """A regex class body of every combining mark (Unicode category M*) in the Basic Multilingual Plane.
-
-    Python's \\w leaves them out, so Arabic harakat, Indic and Myanmar vowel signs would split words apart.
-    """
+def _char_class(wanted) -> str:
+    """A regex class body of every code point (up to U+1FFFF) for which `wanted(code point, category)` holds."""
     ranges: list[list[int]] = []
-    for cp in range(0x300, 0x10000):
-        if unicodedata.category(chr(cp)).startswith("M"):
+    for cp in range(0x1FFFF + 1):
+        if wanted(cp, unicodedata.category(chr(cp))):
             if ranges and ranges[-1][1] == cp - 1:
                 ranges[-1][1] = cp
             else:
                 ranges.append([cp, cp])
-    return "".join(f"\\u{a:04x}-\\u{b:04x}" if a != b else f"\\u{a:04x}" for a, b in ranges) + "\\u200c"
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" if a != b else f"\\U{a:08x}" for a, b in ranges)
 
 
-_MARKS = _mark_ranges()
-_W = rf"[\w{_MARKS}]"
-# A URL is one word (up to trailing punctuation). As in spaCy's English tokenizer, words keep inner number and
-# abbreviation punctuation ("3.5", "10,000", "3:30", "x.y.z", "a@b.org") but split at "end.The", "a,b", "a/b" and
-# "Template:Name"; an apostrophe starts a new word ("don't" -> "don", "'t": as many words, as many letters);
-# other punctuation is one token per character except ellipses, dash runs and emoji sequences.
-_URL = r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]'’]"
-_JOIN = r"(?:(?<![a-z])\.|\.(?![A-Z])|(?<=\d),(?=\d)|[:/](?=\d)|[@&+])"
-_WORD = rf"{_URL}|\w{_W}*(?:{_JOIN}{_W}+)*|['’]{_W}+"
-# An emoji with its modifiers (skin tone, variation selector, zero-width-joined parts) is one symbol token.
-_SYMBOL = rf"[^\s\w{_MARKS}][{_MARKS}\U0001F3FB-\U0001F3FF]*(?:\u200d[^\s\w{_MARKS}][{_MARKS}\U0001F3FB-\U0001F3FF]*)*"
-TOKEN_RE = re.compile(rf"{_WORD}|\.\.\.+|--+|{_SYMBOL}")
-WORD_RE = re.compile(_WORD)
+# Words are made the way spaCy's English tokenizer makes them (datatrove's default, so that the Gopher thresholds
+# mean the same here), by rules of our own that reproduce its behaviour on web text: the text is split at
+# whitespace; from each chunk, opening punctuation is taken off the front and closing punctuation off the end,
+# one mark at a time; what remains is split only at a few inner marks (ellipses, symbols, a hyphen, comma, slash
+# or colon between letters, an operator between digits, a full stop between a lower-case and a capital letter).
+# So "3.50", "10,000", "3:30", "a/1", "x.y.z", "l'homme", URLs and e-mail addresses stay whole, while "(approx.)"
+# gives "(", "approx", ".", ")". English contractions split as "do" + "n't"; "J.", "U.S.", "e.g." and a few
+# common abbreviations keep their full stop. Emoji are tokens of their own (a skin tone too).
+_SYMBOLS = _char_class(lambda cp, cat: (cat == "So" and cp != 0xB0) or 0x1F3FB <= cp <= 0x1F3FF)
+_OPENING = "([{<>\"'“”‘’«»„‚`´,:;!?¡¿_#*&§%=—–$£€¥₹₽₩…，。、：；！？（）「」『』《》〈〉【】،؛؟"
+_CLOSING = ")]}>\"'“”‘’«»,:;!?_#*&—–…，。、：；！？（）「」『』《》〈〉【】%([{<°،؛؟"
+_CAPITAL = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0391-\u03a9\u0400-\u042f"
+_UNITS = "km|m|cm|mm|kg|g|mg|lb|oz|mph|kb|KB|mb|MB|gb|GB|tb|TB|K|M|T|ft|in|yd|am|pm"
+_PREFIX = re.compile(rf"\.\.+|''|[{re.escape(_OPENING)}]|\+(?!\d)|[{_SYMBOLS}]")
+_SUFFIX = re.compile(
+    rf"(?:\.\.+|''|\):|[{re.escape(_CLOSING)}]|[{_SYMBOLS}]|['’][sS]|(?<=\d)(?:[+$£€¥]|{_UNITS})"
+    rf"|(?<=[^{_CAPITAL}])\.|(?<=[{_CAPITAL}]{{2}})\.)$"  # a full stop, except after one capital ("J.")
+)
+_L = r"[^\W\d_]"
+_INFIX = re.compile(
+    rf"\.\.+|…|[{_SYMBOLS}]|(?<=\d)[+\-*^](?=[\d-])|(?<=[^\W\d_{_CAPITAL}]|['\"”’])\.(?=[{_CAPITAL}'\"“‘])"
+    rf"|(?<={_L}),(?={_L})|(?<=[^\W_])(?:-+|—|–|~)(?={_L})|(?<=[^\W_])[:<>=/](?={_L})"
+)
+_URL_OR_EMAIL = re.compile(r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+\.[\w.-]+", re.IGNORECASE)
+_INITIALS = re.compile(r"(?:[a-z]\.)+|(?:[A-Z]\.)+")  # "a.", "e.g.", "J.", "U.S."
+_MIXED_INITIALS = re.compile(r"(?:[A-Za-z]\.){2,}")  # "a.C." -> "a.", "C."
+_CONTRACTION = re.compile(r"([^\W\d_]+?)(n['’]t|['’](?:s|m|re|ve|ll|d))", re.IGNORECASE)
+_KEPT_WHOLE = frozenset(
+    "Mr. Mrs. Ms. Dr. St. Mt. Jr. Sr. Inc. Ltd. Co. Corp. vs. Jan. Feb. Mar. Apr. Jun. Jul. Aug. Sep. Sept. Oct. "
+    "Nov. Dec. Gov. Sen. Rep. Rev. Gen. Sgt. Capt. Prof. Bros. :) :( ;) :-) :-( ;-) :P :-P :D =) :] :[ (: ): <3 "
+    "xD".split()
+)
+# contractions written without the apostrophe, split like their spelled-out forms
+_BARE_CONTRACTIONS = {
+    w: len(w) - 2
+    for w in "dont cant wont didnt doesnt isnt arent wasnt couldnt wouldnt shouldnt havent hasnt".split()
+} | {"im": 1, "ive": 1, "cannot": 3}
+
+
+def _special_chunk(chunk: str) -> list[str] | None:
+    if chunk in _KEPT_WHOLE or _INITIALS.fullmatch(chunk):
+        return [chunk]
+    if _MIXED_INITIALS.fullmatch(chunk):
+        return [chunk[i : i + 2] for i in range(0, len(chunk), 2)]
+    cut = _BARE_CONTRACTIONS.get(chunk.lower())
+    if cut is not None:
+        return [chunk[:cut], chunk[cut:]]
+    m = _CONTRACTION.fullmatch(chunk)
+    return [m.group(1), m.group(2)] if m else None
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _chunk_tokens(chunk: str) -> tuple[str, ...]:
+    """The tokens of one whitespace-free chunk (cached: most chunks of a corpus are frequent words)."""
+    if (chunk.isalpha() and chunk.lower() not in _BARE_CONTRACTIONS) or chunk.isdigit():
+        return (chunk,)  # most chunks: a plain word or number
+    head: list[str] = []
+    tail: list[str] = []
+    while chunk:
+        special = _special_chunk(chunk)
+        if special is not None:
+            return (*head, *special, *reversed(tail))
+        m = _PREFIX.match(chunk)
+        if m:
+            head.append(m.group())
+            chunk = chunk[m.end() :]
+            continue
+        m = _SUFFIX.search(chunk)
+        if m and m.start() > 0:
+            tail.append(m.group())
+            chunk = chunk[: m.start()]
+            continue
+        break
+    middle: list[str] = []
+    if chunk and _URL_OR_EMAIL.fullmatch(chunk):
+        middle.append(chunk)
+    elif chunk:
+        start = 0
+        for m in _INFIX.finditer(chunk):
+            if m.start() > start:
+                middle.append(chunk[start : m.start()])
+            middle.append(m.group())
+            start = m.end()
+        if start < len(chunk):
+            middle.append(chunk[start:])
+    return (*head, *middle, *reversed(tail))
+
+
+# A word has at least one character that is not punctuation (Unicode P*, or an ASCII symbol such as $ + = |).
+_WORD_CHAR = re.compile(
+    "[^\\s" + _char_class(lambda cp, cat: cat.startswith("P") or (cp < 0x80 and not chr(cp).isalnum())) + "]"
+)
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _PARAGRAPH_SPLIT = re.compile(r"\n{2,}")
 _LINE_SPLIT = re.compile(r"\n+")
@@ -64,12 +142,26 @@ ELLIPSES = ("...", "…")
 
 def split_tokens(text: str) -> list[str]:
     """Words and punctuation tokens, in text order."""
-    return TOKEN_RE.findall(text)
+    tokens: list[str] = []
+    for chunk in text.split():
+        tokens.extend(_chunk_tokens(chunk))
+    return tokens
+
+
+def clear_token_cache() -> None:
+    """Forget the cached tokens of chunks (for benchmarks that must not profit from an earlier run)."""
+    _chunk_tokens.cache_clear()
+
+
+def words_of(tokens: list[str]) -> list[str]:
+    """The tokens that are words (at least one character that is not punctuation), in order."""
+    search = _WORD_CHAR.search
+    return [t for t in tokens if search(t)]
 
 
 def split_words(text: str) -> list[str]:
-    """Only the words (tokens with at least one letter, digit or mark), in text order."""
-    return WORD_RE.findall(text)
+    """Only the words of a text (tokens with a character that is not punctuation), in text order."""
+    return words_of(split_tokens(text))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -406,7 +498,7 @@ def document_signals(
     measured = strip_chat_authors(text) if rule_set == "chat" else text
     measured = unicodedata.normalize("NFC", measured)
     tokens = split_tokens(measured)
-    words = split_words(measured)
+    words = words_of(tokens)
     signals.update(gopher_quality_signals(measured, tokens, words, stop_words))
     signals.update(repetition_signals(measured, tokens))
     if rule_set == "chat":

@@ -589,7 +589,10 @@ def test_tag_then_filter_langid_shards(tmp_path, monkeypatch):
     )
     assert again.docs_out == 0 and again.dropped == {"lang_score_below_threshold": 5}
     counts, _ = summarize_langid_filter([filtered, again])
-    assert counts == {"in": 10, "out": 3, "dropped_lang_not_kept": 2, "dropped_lang_score_below_threshold": 5}
+    assert {k: v for k, v in counts.items() if not k.startswith("bytes")} == {
+        "in": 10, "out": 3, "dropped_lang_not_kept": 2, "dropped_lang_score_below_threshold": 5}
+    kept_bytes = sum(len(r["text"].encode()) for r in iter_rows(tmp_path / "kept.parquet"))
+    assert counts["bytes_out"] == kept_bytes > 0 and counts["bytes_in"] == 2 * sum(len(r["text"].encode()) for r in out)
 
 
 def test_retagging_replaces_old_columns_and_filter_needs_tags(tmp_path):

@@ -198,6 +198,8 @@ class LangidFilterResult:
     docs_in: int = 0
     docs_out: int = 0
     dropped: dict = field(default_factory=dict)
+    bytes_in: int = 0
+    bytes_out: int = 0
 
 
 def filter_langid_shard(
@@ -227,6 +229,9 @@ def filter_langid_shard(
                 dropped.update(reasons[~keep].tolist())
             result.docs_in += table.num_rows
             result.docs_out += int(keep.sum())
+            sizes = pc.binary_length(table.column("text")).to_numpy(zero_copy_only=False)
+            result.bytes_in += int(sizes.sum())
+            result.bytes_out += int(sizes[keep].sum())
     result.dropped = dict(dropped)
     return result
 
@@ -238,6 +243,8 @@ def summarize_langid_filter(results: list[LangidFilterResult]) -> tuple[dict, di
     counts = {
         "in": sum(r.docs_in for r in results),
         "out": sum(r.docs_out for r in results),
+        "bytes_in": sum(r.bytes_in for r in results),
+        "bytes_out": sum(r.bytes_out for r in results),
         **{f"dropped_{k}": v for k, v in sorted(dropped.items())},
     }
     return counts, {"keep_rate": counts["out"] / counts["in"] if counts["in"] else None}

@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tasks.cleaning import RULES, SYSTEM_EVENT_WORDS, SYSTEM_EVENTS, CleanRules, clean_text
+from tasks.cleaning import (
+    RULES,
+    SYSTEM_EVENT_WORDS,
+    SYSTEM_EVENTS,
+    CleanRules,
+    clean_text,
+    clean_text_plainly,
+)
 from tasks.whatsapp import phrases as whatsapp_phrases
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -624,3 +631,37 @@ def test_cleaning_is_idempotent(text):
 def test_cleaning_arbitrary_unicode_is_idempotent(text):
     once = clean(text)
     assert clean(once) == once
+
+
+RULE_SETS = [ALL_ON, *(CleanRules(**{name: name != off for name, _ in RULES}) for off, _ in RULES)]
+
+# Lines of a few known fragments: removing one often leaves a line that a later pass removes too
+# ("+33 6 12 34 56 78 You were added" -> "You were added" -> "").
+chat_lines = st.lists(
+    st.lists(st.tuples(st.sampled_from(FRAGMENTS), st.sampled_from(SEPARATORS)), min_size=1, max_size=4).map(
+        lambda parts: "".join(fragment + sep for fragment, sep in parts)
+    ),
+    min_size=1,
+    max_size=8,
+).map("\n".join)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+33 6 12 34 56 78 You were added\n", ""),
+        ("hi\nThis message was deleted\t06 12 34 56 78 \nbye", "hi\nbye"),
+        ("image omitted  +33 6 12 34 56 78\n\n\nwww.\n\n\nhello\n", "www.\n\nhello"),
+        ("<Media omitted>\n\n\n<Media omitted> \ufeff  Alice left\n", ""),
+    ],
+)
+def test_lines_that_a_removal_leaves_as_junk_go_too(text, expected):
+    assert clean(text) == expected
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chat_lines | chat_like_text(), st.sampled_from(RULE_SETS))
+def test_fast_cleaning_matches_running_every_pass_on_the_whole_text(text, rules):
+    # clean_text re-cleans only the lines a pass changed; the result and the fired rules must be what running
+    # every pass over the whole text gives.
+    assert clean_text(text, rules) == clean_text_plainly(text, rules)

@@ -33,6 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+try:  # bench/summary.py collects headline figures when bench/run_all.py runs this script
+    import summary  # noqa: E402
+except ImportError:  # pragma: no cover - running without the summary helper
+    summary = None
+
 from tasks.langid import (  # noqa: E402
     CombinedPredictor,
     LabelledText,
@@ -179,16 +184,26 @@ def main() -> None:
             f"{ds:<14} {sc:<8} {len(hits):>6} {pct(sum(defaults), len(defaults)):>14} {pct(sum(hits), len(hits)):>9}"
         )
     print(f"(Algerian tweets, AfriSenti-dz, not Darija: {pct(algerian_ary, len(algerian) * k)} called ary)")
+    if summary is not None:
+        for sc in ("arabic", "latin"):
+            hits = groups[("all", sc)]
+            defaults = [default_guess[t] == "ary" for t, _, s in darija if s == sc]
+            summary.record(f"langid: Darija ({sc} script), {k}-fold", "% recognised as ary", 100 * sum(hits) / len(hits),
+                           "default model alone", 100 * sum(defaults) / len(defaults))
 
     print("\n3. other languages: accuracy with the combined predictor vs the default model alone")
     print(f"{'lang':<6} {'default':>8} {'combined':>9} {'change':>8}")
     by_lang: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    worst = 0.0
     for gold, dl, cl, _ in rows_lingua:
         by_lang[gold].append((dl == gold, cl == gold))
     for lang, pairs in by_lang.items():
         d = sum(a for a, _ in pairs) / len(pairs)
         c = sum(b for _, b in pairs) / len(pairs)
         print(f"{lang:<6} {d:>8.1%} {c:>9.1%} {100 * (c - d):>+7.1f}pt")
+        worst = min(worst, 100 * (c - d))
+    if summary is not None:
+        summary.record("langid: worst other language", "accuracy change, points", worst)
 
     print("\n4. threshold trade-off (same folds): Darija recall per script, accuracy change on the others")
     print(f"{'threshold':<10} {'arabic':>7} {'latin':>7} {'worst change':>13} {'mean change':>12}")
@@ -246,6 +261,9 @@ def main() -> None:
             d = sum(g.lang == gold for g in default.predict_many(list(lines)))
             c = sum(g.lang == gold for g in combined.predict_many(list(lines)))
             print(f"{name:<24} {len(lines):>4} {pct(d, len(lines)):>14} {pct(c, len(lines)):>9}")
+            if summary is not None and gold == "ary":
+                summary.record(f"langid: unseen chat, {name}", "% recognised as ary", 100 * c / len(lines),
+                               "default model alone", 100 * d / len(lines))
 
         # 6. throughput ---------------------------------------------------------------------------------------
         cc = DATA / "commoncrawl" / "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz"

@@ -24,6 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+try:  # bench/summary.py collects headline figures when bench/run_all.py runs this script
+    import summary  # noqa: E402
+except ImportError:  # pragma: no cover - running without the summary helper
+    summary = None
+
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
@@ -283,6 +288,8 @@ def bench_scoring(scorer: PerplexityScorer, docs: list[str], tmp: Path, min_seco
     )
     for name, seconds in rows:
         print(f"{name:<48} {len(docs) / seconds:>9,.0f} {mb / seconds:>7.2f} {seconds / tokens * 1e6:>9.2f}")
+    if summary is not None:
+        summary.record("perplexity (KenLM, tag shard)", "MB/s per core", mb / rows[-1][1])
 
 
 def bench_ranking(scorer: PerplexityScorer) -> None:

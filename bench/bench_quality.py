@@ -30,6 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+try:  # bench/summary.py collects headline figures when bench/run_all.py runs this script
+    import summary  # noqa: E402
+except ImportError:  # pragma: no cover - running without the summary helper
+    summary = None
+
 from storage.parquet import ParquetShardWriter  # noqa: E402
 from storage.schemas import DOCUMENT_SCHEMA  # noqa: E402
 from tasks.langid import LangidFilterParams, LangidParams, LanguagePredictor, default_model_path  # noqa: E402
@@ -232,10 +237,10 @@ def main() -> None:
         ours_lang = [g.lang == "en" and g.score >= 0.65 for g in guesses[: len(base)]]
 
     print(f"{'step':<44} {'impl':<10} {'docs/s':>9} {'MB/s':>7} {'vs datatrove':>13}")
-    reference = None
+    reference, peer_step = None, ""
     for step, impl, seconds in rows:
         if impl == "datatrove":
-            reference = seconds
+            reference, peer_step = seconds, step
         if seconds is None:
             print(f"{step:<44} {impl:<10} {'(not installed)':>9}")
             continue
@@ -245,6 +250,10 @@ def main() -> None:
             else ""
         )
         print(f"{step:<44} {impl:<10} {len(docs) / seconds:>9,.0f} {mb / seconds:>7.2f} {speedup:>13}")
+        if summary is not None and impl == "ours" and step.startswith("  ") and not step.startswith("  langid"):
+            summary.record(f"quality: {step.strip()}", "docs/s per core", len(docs) / seconds,
+                           f"datatrove {peer_step}" if reference else None,
+                           len(docs) / reference if reference else None)
 
     tokenizer_agreement(base)
     if decisions:

@@ -59,13 +59,20 @@ def _num(v: float | None) -> str:
 
 def table(figures: list[Figure], rss_by_script: dict[str, float] | None = None) -> str:
     """The one summary table: stage, measure, ours, peer, ratio, peak memory (ours / peer)."""
-    head = f"{'stage':<34} {'measure':<26} {'ours':>12} {'peer':<30} {'peer value':>11} {'ratio':>7} {'peak MB':>14}"
-    lines = [head, "-" * len(head)]
+    rows = []
     for f in figures:
         ratio = f"{f.ours / f.peer_value:.1f}×" if f.peer_value else ""
         peak = " / ".join(_num(v) for v in (f.peak_mb, f.peer_peak_mb) if v is not None)
-        lines.append(f"{f.stage:<34} {f.measure:<26} {_num(f.ours):>12} {(f.peer or ''):<30} "
-                     f"{_num(f.peer_value):>11} {ratio:>7} {peak:>14}")
+        rows.append((f.stage, f.measure, _num(f.ours), f.peer or "", _num(f.peer_value), ratio, peak))
+    titles = ("stage", "measure", "ours", "peer", "peer value", "ratio", "peak MB")
+    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
+    left = (True, True, False, True, False, False, False)  # text columns left, numbers right
+
+    def line(cells: tuple[str, ...]) -> str:
+        return " ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left, strict=True))
+
+    head = line(titles)
+    lines = [head, "-" * len(head), *(line(r) for r in rows)]
     if rss_by_script:
         lines += ["", "peak RSS of each benchmark process (ours and its peers together): "
                   + ", ".join(f"{k} {v:,.0f} MB" for k, v in rss_by_script.items())]

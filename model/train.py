@@ -873,7 +873,9 @@ class _Trainer:
                 sync = micro == s.grad_accum - 1
                 no_sync = train_model.no_sync() if d.world_size > 1 and not sync else contextlib.nullcontext()
                 with no_sync, _autocast(self.device, self.amp_dtype):
-                    loss = train_model(x, targets=y).loss / s.grad_accum
+                    # padding takes no part in the MoE load-balancing loss
+                    routing = {"routing_mask": x != pad_id} if moe else {}
+                    loss = train_model(x, targets=y, **routing).loss / s.grad_accum
                 loss.backward()
                 loss_sum += loss.detach()
                 step_tokens += n

@@ -422,7 +422,8 @@ class MixtureOfExperts(nn.Module):
     """Each token goes to its top-k experts (weights: router softmax renormalised over the chosen k) plus the
     shared experts, if any (DeepSeekMoE). Returns the output and the Switch Transformer load-balancing loss
     n_experts * Σ_e (share of routed slots taken by e) * (mean router probability of e), which is 1 when routing
-    is uniform. `expert_counts` accumulates routed tokens per expert until reset (see GPT.expert_usage).
+    is uniform; `routed` (B, T) bool, when given, names the tokens that count in it and in `expert_counts`
+    (padding does not). `expert_counts` accumulates routed tokens per expert until reset (see GPT.expert_usage).
     Experts run one after another on their own tokens: clear and exact, not the fastest."""
 
     def __init__(self, cfg: ModelConfig):
@@ -434,7 +435,7 @@ class MixtureOfExperts(nn.Module):
         self.shared_experts = MLP(cfg, shared) if shared else None
         self.register_buffer("expert_counts", torch.zeros(cfg.n_experts, dtype=torch.long), persistent=False)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, routed: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         B, T, D = x.shape
         tokens = x.reshape(B * T, D)
         probs = self.router(tokens).float().softmax(dim=-1)  # (N, E)
@@ -448,6 +449,9 @@ class MixtureOfExperts(nn.Module):
                 out = out.index_add(0, token_idx, contribution.to(out.dtype))
         if self.shared_experts is not None:
             out = out + self.shared_experts(tokens)
+        if routed is not None and bool(routed.any()):
+            keep = routed.reshape(B * T)
+            chosen, probs = chosen[keep], probs[keep]
         counts = torch.bincount(chosen.flatten(), minlength=len(self.experts))
         aux_loss = len(self.experts) * (counts.float() / chosen.numel() * probs.mean(dim=0)).sum()
         with torch.no_grad():
@@ -471,18 +475,18 @@ class Block(nn.Module):
         self.mlp_norm = make_norm(cfg, cfg.d_model)
         self.mlp = MixtureOfExperts(cfg) if cfg.n_experts else MLP(cfg, cfg.ffn_hidden)
 
-    def _feed_forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _feed_forward(self, x: torch.Tensor, routed: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
         if isinstance(self.mlp, MixtureOfExperts):
-            return self.mlp(x)
+            return self.mlp(x, routed)
         return self.mlp(x), None
 
-    def forward(self, x: torch.Tensor, ctx: AttentionInputs, cache: dict | None):
+    def forward(self, x: torch.Tensor, ctx: AttentionInputs, cache: dict | None, routed: torch.Tensor | None = None):
         if self.pre_norm:
             x = x + self.attn(self.attn_norm(x), ctx, cache)
-            h, aux = self._feed_forward(self.mlp_norm(x))
+            h, aux = self._feed_forward(self.mlp_norm(x), routed)
             return x + h, aux
         x = self.attn_norm(x + self.attn(x, ctx, cache))
-        h, aux = self._feed_forward(x)
+        h, aux = self._feed_forward(x, routed)
         return self.mlp_norm(x + h), aux
 
 
@@ -550,11 +554,13 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None, cache: InferenceCache | None = None,
-                only_last: bool = False) -> ModelOutput:
+                only_last: bool = False, routing_mask: torch.Tensor | None = None) -> ModelOutput:
         """idx: (B, T) token ids. targets: (B, T) next-token ids, -100 where no loss is wanted.
         attention_mask: (B, T) 1 for real tokens, 0 for (left) padding, for the tokens of idx only (a cache
         remembers the earlier ones). cache: an InferenceCache to read and extend (generation).
-        only_last: compute logits for the last position only (saves the vocab projection when sampling)."""
+        only_last: compute logits for the last position only (saves the vocab projection when sampling).
+        routing_mask: (B, T) true for the tokens that count in the MoE load-balancing loss and expert usage (not
+        padding); default: those of attention_mask, else all."""
         B, T = idx.shape
         if only_last and targets is not None:
             raise ValueError("only_last=True computes one position's logits; it cannot be combined with targets")
@@ -568,8 +574,9 @@ class GPT(nn.Module):
             x = x + self.embed_positions(ctx.q_pos).to(x.dtype)  # sinusoids are float32; weights may be bf16
         x = self.dropout(x)
         aux_losses = []
+        routed = routing_mask.to(device=idx.device, dtype=torch.bool) if routing_mask is not None else ctx.q_valid
         for i, layer in enumerate(self.layers):
-            x, aux = layer(x, ctx, cache.layers[i] if cache is not None else None)
+            x, aux = layer(x, ctx, cache.layers[i] if cache is not None else None, routed)
             if aux is not None:
                 aux_losses.append(aux)
         if self.norm is not None:

@@ -196,6 +196,24 @@ def test_moe_usage_statistics_and_balancing_loss():
     torch.testing.assert_close(model(x).aux_loss, torch.tensor(1.0))
 
 
+def test_padding_takes_no_part_in_the_balancing_loss_or_expert_usage():
+    model = make_model(dict(n_experts=4, n_experts_per_token=2))
+    real = torch.randint(1, BASE["vocab_size"], (1, 10), generator=torch.Generator().manual_seed(1))
+    padded = torch.cat([real, torch.zeros(1, 6, dtype=torch.long)], dim=1)  # right padding, as SFT batches
+    model.reset_expert_usage()
+    alone = model(real).aux_loss
+    counts_alone = [layer.mlp.expert_counts.clone() for layer in model.layers]
+    model.reset_expert_usage()
+    with_padding = model(padded, routing_mask=padded != 0).aux_loss
+    torch.testing.assert_close(with_padding, alone)
+    for layer, counts in zip(model.layers, counts_alone, strict=True):
+        assert torch.equal(layer.mlp.expert_counts, counts)
+    # without the mask the padding is routed and counted like any token
+    model.reset_expert_usage()
+    model(padded)
+    assert int(model.layers[0].mlp.expert_counts.sum()) == 16 * 2
+
+
 def test_dense_model_has_no_aux_loss():
     model = make_model(dict())
     x = torch.randint(0, BASE["vocab_size"], (1, 8))

@@ -17,7 +17,7 @@ from model.train import (
     list_checkpoints,
     train,
 )
-from tasks.training import PretrainParams, launch_training, write_run_config
+from tasks.training import PretrainParams, SftParams, launch_training, write_run_config
 from tests.test_train_support import TINY_MODEL, quiet_params, run_config, tiny_world
 
 
@@ -96,6 +96,12 @@ def test_mixture_of_experts_logs_expert_usage(tmp_path):
     for r in lines:
         assert len(r["expert_usage"]) == TINY_MODEL["n_layers"]
         assert all(len(layer) == 4 and sum(layer) == pytest.approx(1.0, abs=1e-3) for layer in r["expert_usage"])
+
+    # fine-tuning the MoE model on right-padded chat batches (padding is left out of the routing statistics)
+    sft = train(run_config("sft", tmp_path / "moe-sft", quiet_params(SftParams, max_steps=2),
+                           init_from=result.checkpoint))
+    lines = [r for r in map(json.loads, open(sft.metrics_path)) if r["event"] == "train"]
+    assert lines and all(sum(layer) == pytest.approx(1.0, abs=1e-3) for layer in lines[-1]["expert_usage"])
 
 
 def test_an_interrupted_save_leaves_no_checkpoint_and_is_cleaned_up(tmp_path, monkeypatch):

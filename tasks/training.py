@@ -244,17 +244,36 @@ def launch_training(argv: list[str], nproc: int, log: Callable[[str], None], env
     return run_streaming(training_command(argv, nproc), log, env=env, cwd=cwd, check=check, grace_s=grace_s)
 
 
+# Runs first in the child: asks Linux to send it SIGTERM when the thread that started it dies (also when that
+# process is SIGKILLed, so no cleanup of ours can run), then becomes the real command (exec keeps the request).
+# torchrun stops its workers on SIGTERM. If the parent is gone already, the command is not started at all.
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(143)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def _dying_with_this_process(cmd: Sequence[str]) -> list[str]:
+    if not sys.platform.startswith("linux"):
+        return list(cmd)
+    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *cmd]
+
+
 def run_streaming(cmd: Sequence[str], log: Callable[[str], None], env: Mapping[str, str] | None = None,
                   cwd: str | os.PathLike | None = None, *, check: bool = True,
                   grace_s: float = TERMINATE_GRACE_S) -> int:
-    """`launch_training` for any command: stream lines, own process group, kill the group on the way out."""
+    """`launch_training` for any command: stream lines, own process group, kill the group on the way out; on
+    Linux the child also gets SIGTERM if this process dies without a chance to clean up (SIGKILL, OOM killer)."""
     child_env = {**os.environ, **(env or {})}
     child_env["PYTHONUNBUFFERED"] = "1"
     # `-m model.train` must resolve even when the caller's working directory is elsewhere
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), child_env.get("PYTHONPATH")) if p)
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     proc = subprocess.Popen(
-        list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+        _dying_with_this_process(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
         encoding="utf-8", errors="replace", bufsize=1, env=child_env, cwd=cwd, start_new_session=True,
     )
     try:

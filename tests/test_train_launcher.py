@@ -148,6 +148,33 @@ def test_sigterm_to_a_prefect_flow_process_kills_the_training_tree(tmp_path):
             launcher.kill()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_launcher_killed_with_sigkill_takes_the_training_process_with_it(tmp_path):
+    """SIGKILL (or the OOM killer) leaves the launcher no time to clean up; the training process must not go on
+    running (and holding GPUs) on its own."""
+    pids_file = tmp_path / "pids"
+    training = "import os, time\nprint('pid', os.getpid(), flush=True)\ntime.sleep(60)\n"
+    launcher_code = (
+        "import sys\n"
+        "from tasks.training import run_streaming\n"
+        f"run_streaming([sys.executable, '-c', {training!r}], lambda line: open({str(pids_file)!r}, 'w').write(line))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    launcher = subprocess.Popen([sys.executable, "-c", launcher_code], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids_file.exists() and pids_file.read_text().startswith("pid")):
+            assert time.monotonic() < deadline and launcher.poll() is None
+            time.sleep(0.05)
+        pid = int(pids_file.read_text().split()[1])
+        launcher.kill()
+        launcher.wait()
+        assert _wait_dead([pid]), "the training process outlived its SIGKILLed launcher"
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+
+
 def test_workers_in_sessions_of_their_own_are_stopped_too():
     """torchrun starts each worker with start_new_session=True, outside its process group; if torchrun itself
     does not stop them (here it ignores SIGTERM until it is killed), the launcher still must."""

@@ -1168,17 +1168,22 @@ def _plain_passes(text: str, steps: tuple[_Step, ...], fired: Counter, passes: i
     for _ in range(passes):
         removed = False
         for name, rule, removes in steps:
-            new = rule(text)
-            if new != text:
-                fired[name] = 1
-                if removes:
-                    removed = True
-                    if not new.strip():
-                        new = ""
-                text = new
+            text, removed_now = _take(name, removes, text, rule(text), fired)
+            removed |= removed_now
         if not removed or not text:
             break
     return text
+
+
+def _take(name: str, removes: bool, text: str, new: str, fired: Counter) -> tuple[str, bool]:
+    """The text after rule `name` turned `text` into `new` (noted in `fired` if it changed anything; "" if a
+    removing rule left only whitespace), and whether content was removed."""
+    if new == text:
+        return text, False
+    fired[name] = 1
+    if removes and not new.strip():
+        new = ""
+    return new, removes
 
 
 def _first_pass(text: str, steps: tuple[_Step, ...], fired: Counter, changed: set[str]) -> tuple[str, bool, bool]:
@@ -1194,13 +1199,8 @@ def _first_pass(text: str, steps: tuple[_Step, ...], fired: Counter, changed: se
             new = _links(text, url_scheme, changed)
         else:
             new = rule(text, None if rule is _rule_control_chars else changed)
-        if new != text:
-            fired[name] = 1
-            if removes:
-                removed = True
-                if not new.strip():
-                    new = ""
-            text = new
+        text, removed_now = _take(name, removes, text, new, fired)
+        removed |= removed_now
     return text, removed, url_scheme
 
 

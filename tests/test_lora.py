@@ -15,10 +15,7 @@ from model.train import load_for_inference, perplexity_table, read_metrics, trai
 from tasks.training import LoraParams, PretrainParams
 from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config, tiny_world
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _lora(**overrides):

@@ -26,13 +26,7 @@ ATTENTION_VARIANTS = {
 PROMPTS = [[5, 6, 7, 8, 9, 10, 11], [1, 2], [30, 31, 32, 33]]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: one thread is as fast, and immune to oversubscription on a loaded machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def make_model(overrides: dict, seed: int = 0) -> GPT:

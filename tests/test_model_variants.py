@@ -18,13 +18,7 @@ RELATIVE = dict(position="relative", relative_num_buckets=8, relative_max_distan
 MOE = dict(n_experts=4, n_experts_per_token=2)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: one thread is as fast, and immune to oversubscription on a loaded machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 VARIANTS: dict[str, dict] = {
     # positions (with full multi-head attention)

@@ -37,6 +37,36 @@ def _wait_dead(pids, timeout=5.0) -> bool:
     return False
 
 
+def _interrupt_once_pids_are_printed(child: str, grace_s: float) -> list[int]:
+    """Run `child` (Python code that prints "pids P1 P2…") through run_streaming and interrupt the caller as soon
+    as the pids arrive, as Ctrl-C would; returns them."""
+    pids: list[int] = []
+
+    def log(line: str) -> None:
+        if line.startswith("pids"):
+            pids.extend(int(p) for p in line.split()[1:])
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_streaming([sys.executable, "-c", child], log, grace_s=grace_s)
+    return pids
+
+
+def _start_launcher(code: str, **popen) -> subprocess.Popen:
+    """A separate Python process running `code`, with the project importable."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    return subprocess.Popen([sys.executable, "-c", code], env=env, **popen)
+
+
+def _pids_written(pids_file: Path, launcher: subprocess.Popen) -> list[int]:
+    """The pids that the launcher's training process printed ("pids P1 P2…", written to `pids_file`)."""
+    deadline = time.monotonic() + 60
+    while not (pids_file.exists() and pids_file.read_text().startswith("pids")):
+        assert time.monotonic() < deadline and launcher.poll() is None, launcher.stderr and launcher.stderr.read()
+        time.sleep(0.05)
+    return [int(p) for p in pids_file.read_text().split()[1:]]
+
+
 def test_lines_are_streamed_as_they_are_printed(tmp_path):
     go = tmp_path / "go"
     child = (
@@ -70,16 +100,8 @@ def test_keyboard_interrupt_kills_the_process_group(tmp_path):
         "print('pids', os.getpid(), grandchild.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    pids: list[int] = []
-
-    def log(line: str) -> None:
-        if line.startswith("pids"):
-            pids.extend(int(p) for p in line.split()[1:])
-            raise KeyboardInterrupt
-
     start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        run_streaming([sys.executable, "-c", child], log, grace_s=5)
+    pids = _interrupt_once_pids_are_printed(child, grace_s=5)
     assert len(pids) == 2
     assert _wait_dead(pids), "the child or its child survived"
     assert time.monotonic() - start < 30
@@ -130,14 +152,9 @@ def test_sigterm_to_a_prefect_flow_process_kills_the_training_tree(tmp_path):
         "with capture_sigterm():\n"
         f"    run_streaming([sys.executable, '-c', {training!r}], log, grace_s=5)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    launcher = subprocess.Popen([sys.executable, "-c", flow_process], env=env, stderr=subprocess.PIPE, text=True)
+    launcher = _start_launcher(flow_process, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not (pids_file.exists() and pids_file.read_text().startswith("pids")):
-            assert time.monotonic() < deadline and launcher.poll() is None, launcher.stderr.read()
-            time.sleep(0.05)
-        pids = [int(p) for p in pids_file.read_text().split()[1:]]
+        pids = _pids_written(pids_file, launcher)
         launcher.send_signal(signal.SIGTERM)
         # Prefect re-delivers the signal to itself once the exception has unwound (our cleanup included)
         assert launcher.wait(timeout=30) == -signal.SIGTERM
@@ -153,23 +170,18 @@ def test_a_launcher_killed_with_sigkill_takes_the_training_process_with_it(tmp_p
     """SIGKILL (or the OOM killer) leaves the launcher no time to clean up; the training process must not go on
     running (and holding GPUs) on its own."""
     pids_file = tmp_path / "pids"
-    training = "import os, time\nprint('pid', os.getpid(), flush=True)\ntime.sleep(60)\n"
+    training = "import os, time\nprint('pids', os.getpid(), flush=True)\ntime.sleep(60)\n"
     launcher_code = (
         "import sys\n"
         "from tasks.training import run_streaming\n"
         f"run_streaming([sys.executable, '-c', {training!r}], lambda line: open({str(pids_file)!r}, 'w').write(line))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    launcher = subprocess.Popen([sys.executable, "-c", launcher_code], env=env)
+    launcher = _start_launcher(launcher_code)
     try:
-        deadline = time.monotonic() + 60
-        while not (pids_file.exists() and pids_file.read_text().startswith("pid")):
-            assert time.monotonic() < deadline and launcher.poll() is None
-            time.sleep(0.05)
-        pid = int(pids_file.read_text().split()[1])
+        pids = _pids_written(pids_file, launcher)
         launcher.kill()
         launcher.wait()
-        assert _wait_dead([pid]), "the training process outlived its SIGKILLed launcher"
+        assert _wait_dead(pids), "the training process outlived its SIGKILLed launcher"
     finally:
         if launcher.poll() is None:
             launcher.kill()
@@ -185,15 +197,7 @@ def test_workers_in_sessions_of_their_own_are_stopped_too():
         "print('pids', os.getpid(), worker.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    pids: list[int] = []
-
-    def log(line: str) -> None:
-        if line.startswith("pids"):
-            pids.extend(int(p) for p in line.split()[1:])
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_streaming([sys.executable, "-c", child], log, grace_s=1)
+    pids = _interrupt_once_pids_are_printed(child, grace_s=1)
     assert len(pids) == 2
     assert _wait_dead(pids), "a worker outside the process group survived"
 

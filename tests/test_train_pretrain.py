@@ -20,10 +20,7 @@ from model.train import (
 from tasks.training import PretrainParams, SftParams, launch_training, write_run_config
 from tests.test_train_support import TINY_MODEL, quiet_params, run_config, tiny_world
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _params(**overrides):

@@ -754,7 +754,6 @@ _MIN_PHONE_DIGITS = 8
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x84\x86-\x9f]")
 _OTHER_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
-_CONTROL_OR_LINE_BREAK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # \r is \x0d
 _LATIN1_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a small character set: a faster scan
 _FORMAT = re.compile(f"[{_FORMAT_CHARS}]")
 _ZWJ_RUN = re.compile("\u200d+")
@@ -816,15 +815,9 @@ def _rule_mentions(text: str, changed: set[str] | None = None) -> str:
 def _rule_bidi_chars(text: str, changed: set[str] | None = None) -> str:
     """Direction marks, isolates, BOMs and other invisible format characters go; ZWJ stays inside emoji."""
     present = set(_FORMAT.findall(_unusual_characters(text)))
-    if present:  # removing each of them with str.replace is faster than a regex over the whole text
+    if present:  # found with str.find, faster than a regex over the whole text
         cuts = sorted(pos for char in present for pos in _find_all(text, char))
-        new = text
-        for char in present:
-            new = new.replace(char, "")
-        if changed is not None:
-            _note_lines(new, [pos - i for i, pos in enumerate(cuts)], changed)
-        _carry_over(text, new, [(pos, pos + 1, "") for pos in cuts])
-        text = new
+        text = _apply_edits(text, [(pos, pos + 1, "") for pos in cuts], changed)
     if "\u200d" in text and _LOOSE_ZWJ.search(text):
         text = _sub_noting_lines(_ZWJ_RUN, _keep_joining_zwj, text, changed)
     return text

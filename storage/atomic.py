@@ -1,0 +1,91 @@
+"""Atomic file writes: a file is written whole under a temporary sibling name, then renamed into place, so a
+reader (or a rerun after a kill) sees either the old file, the new one, or none — never half of one.
+
+Every writer of the project goes through here instead of its own `os.replace` dance. Temporaries are named
+`<name>.partial` (or `<stem>.partial<suffix>` where a library picks the format from the suffix) in the same
+folder, so the rename stays on one filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+PARTIAL = ".partial"
+
+
+def partial_path(path: str | os.PathLike, keep_suffix: bool = False) -> Path:
+    """The temporary sibling of `path`: `name.partial`, or `stem.partial.ext` with `keep_suffix` (for writers
+    such as matplotlib that choose the format from the file's extension)."""
+    final = Path(path)
+    if keep_suffix and final.suffix:
+        return final.with_name(f"{final.stem}{PARTIAL}{final.suffix}")
+    return final.with_name(final.name + PARTIAL)
+
+
+def fsync_file(path: str | os.PathLike) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(folder: str | os.PathLike) -> None:
+    """Flush a folder's direct entries and the folder itself to disk (before renaming it into place)."""
+    folder = Path(folder)
+    for p in [*folder.iterdir(), folder]:
+        fsync_file(p)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False, durable: bool = False) -> Iterator[Path]:
+    """Yield a temporary path to write; on success it replaces `path`, on error it is removed.
+
+    `durable` flushes the file to disk before the rename (checkpoints, which must survive a power cut).
+    """
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = partial_path(final, keep_suffix)
+    tmp.unlink(missing_ok=True)
+    try:
+        yield tmp
+        if durable:
+            fsync_file(tmp)
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[Path], Any], *, keep_suffix: bool = False,
+                 durable: bool = False) -> Path:
+    """Call `write(tmp)` to fill a temporary sibling, then rename it to `path`; returns `path`."""
+    with atomic_path(path, keep_suffix=keep_suffix, durable=durable) as tmp:
+        write(tmp)
+    return Path(path)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, durable: bool = False) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_bytes(data), durable=durable)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, *, durable: bool = False) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), durable=durable)
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None = None, sort_keys: bool = False,
+                      durable: bool = False) -> Path:
+    """`obj` as JSON and a final newline."""
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys) + "\n"
+    return write_text_atomic(path, text, durable=durable)
+
+
+def replace_file(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """Move a fully written file into place atomically (for writers that manage their own temporaries)."""
+    os.replace(src, dst)
+    return Path(dst)

@@ -25,6 +25,7 @@ from tasks.base import StrictModel
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RUN_MODES = ("pretrain", "sft", "lora")
+STAGE_VERSION = "1"  # of the pretrain, sft and lora runs: bump when model/ trains differently from the same data
 # The projection layers of model/transformer.py that LoRA adapts: those of softmax and linear attention, MLA's
 # (q_proj or q_a_proj/q_b_proj, kv_a_proj, kv_b_proj), the MLPs and experts; names a model lacks are skipped.
 # Never lm_head, which is the token embedding itself when embeddings are tied.

@@ -52,6 +52,7 @@ TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 MIN_TRAIN_THREADS = 11
 MAX_OWN_MIN_SCORE = 0.99
 TRAINING_RECIPE = "chatlike-langid-train/2"  # written into the sidecar; changes whenever the recipe does
+STAGE_VERSION = "1"  # of the langid-train dataset (the recipe above is part of its parameters too)
 
 
 @dataclass(frozen=True)

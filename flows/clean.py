@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows.common import make_plan, parts_stage, shard_task
+from flows.common import parts_stage, shard_task
 from flows.config import PipelineConfig, load_config
-from flows.resolve import upstream_dataset
-from storage.dataset import InputRef
+from flows.plans import flow_planner
 from tasks import clean as clean_stage
 
 clean_shard_task = shard_task(clean_stage.clean_shard, "clean-shard")
-
-
-def plan_clean(cfg: PipelineConfig, src: InputRef):
-    return make_plan(cfg, clean_stage.STAGE, clean_stage.STAGE_VERSION, cfg.clean.fingerprint_params(), [src])
 
 
 @flow(name="clean")
@@ -25,10 +20,7 @@ def clean_flow(
     cfg = load_config(config)
     return parts_stage(
         cfg,
-        stage=clean_stage.STAGE,
-        stage_version=clean_stage.STAGE_VERSION,
-        params=cfg.clean.fingerprint_params(),
-        input_path=input_path or upstream_dataset(cfg, "clean"),
+        flow_planner(cfg, "clean", input_path).plan("clean"),
         task=clean_shard_task,
         call_for=lambda i, part, w: {
             "in_part": str(part),

@@ -69,7 +69,7 @@ def run(
     """Run the pipeline (Prefect's ephemeral mode unless PREFECT_API_URL points at a server)."""
     try:
         from flows.config import load_config
-        from flows.registry import select_stages
+        from flows.plans import select_stages
 
         cfg = load_config(config)
         stages = select_stages(start_at, stop_after, only)
@@ -99,7 +99,7 @@ def _print_status(cfg, only_stages: list[str] | None = None) -> None:
     table = Table(title=f"run '{cfg.name}' in {cfg.data_root}")
     for col in ("stage", "dataset", "fingerprint", "rows in", "rows out", "removed (reasons)", "seconds"):
         table.add_column(col, justify="right" if col in ("rows in", "rows out", "seconds") else "left")
-    from flows.registry import STAGE_NAMES
+    from flows.plans import STAGE_NAMES
 
     entries = pointer.get("stages", {})
 

@@ -12,7 +12,6 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,58 +23,14 @@ from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from flows.config import PipelineConfig
+from flows.plans import StagePlan
 from flows.report import bar
-from storage.dataset import REJECTED, DatasetWriter, InputRef, Manifest, find_dataset, read_manifest
-from storage.fingerprint import fingerprint
+from storage.dataset import REJECTED, DatasetWriter, Manifest, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.params import RunnerParams
 
 MAX_ASSET_DEPS = 50  # raw input files beyond this are summarised, not listed one by one
-
-
-@dataclass
-class StagePlan:
-    """Everything that determines a stage's output, computed before any work is done."""
-
-    stage: str
-    stage_version: str
-    params: dict
-    inputs: list[InputRef]
-    raw_hashes: list[str]
-    fingerprint: str
-    data_root: str
-
-    @property
-    def existing(self) -> Path | None:
-        return find_dataset(self.data_root, self.stage, self.fingerprint)
-
-    def writer(self) -> DatasetWriter:
-        return DatasetWriter(self.data_root, self.stage, self.stage_version, self.fingerprint, self.params, self.inputs)
-
-
-def make_plan(
-    cfg: PipelineConfig,
-    stage: str,
-    stage_version: str,
-    params: dict,
-    inputs: Sequence[InputRef],
-    raw_hashes: Sequence[str] = (),
-) -> StagePlan:
-    inputs = list(inputs)
-    fp = fingerprint(
-        stage,
-        stage_version,
-        params,
-        input_fingerprints=[i.fingerprint for i in inputs if i.stage != "raw"],
-        raw_hashes=list(raw_hashes),
-    )
-    return StagePlan(stage, stage_version, params, inputs, list(raw_hashes), fp, cfg.data_root)
-
-
-def input_ref(path: str | os.PathLike) -> InputRef:
-    m = read_manifest(path)
-    return InputRef(stage=m.stage, fingerprint=m.fingerprint, path=str(Path(path)))
 
 
 def up_to_date(cfg: PipelineConfig, plan: StagePlan, force: bool) -> str | None:
@@ -318,31 +273,28 @@ def shard_task(fn: Callable, name: str) -> Any:
 
 def parts_stage(
     cfg: PipelineConfig,
+    plan: StagePlan,
     *,
-    stage: str,
-    stage_version: str,
-    params: dict,
-    input_path: str,
     task: Any,
     call_for: Callable[[int, Path, DatasetWriter], dict],
     result_type: type,
     summarize: Callable[[list], tuple[dict, dict]],
     force: bool = False,
-    extra_inputs: Sequence[InputRef] = (),
     before: Callable[[StagePlan], dict] | None = None,
 ) -> str:
-    """A stage that maps one shard task over the Parquet parts of its input dataset (the common case).
+    """A stage that maps one shard task over the Parquet parts of its first input dataset (the common case).
 
     `call_for(i, part, writer)` gives the task's keyword arguments for part i; `before(plan)` may compute
     dataset-wide values first (e.g. percentile cut-offs) that are added to every call and to the stats.
     """
-    plan = make_plan(cfg, stage, stage_version, params, [input_ref(input_path), *extra_inputs])
     if done := up_to_date(cfg, plan, force):
         return done
+    input_path = plan.inputs[0].path
+    extra_inputs = plan.inputs[1:]
     parts = parquet_files(input_path)
     shared = before(plan) if before else {}
     part_sha = {f.name: f.sha256 for f in read_manifest(input_path).files}
-    context = [stage, stage_version, params, [i.fingerprint for i in extra_inputs],
+    context = [plan.stage, plan.stage_version, plan.params, [i.fingerprint for i in extra_inputs],
                {k: v for k, v in shared.items() if _jsonable(v)}]
     with plan.writer() as w:
         calls = [{**call_for(i, p, w), **shared} for i, p in enumerate(parts)]

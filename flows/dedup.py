@@ -16,17 +16,16 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from flows.common import StagePlan, input_ref, make_plan, publish, run_shards, shard_task, up_to_date
+from flows.common import publish, run_shards, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
-from flows.resolve import ref_of, upstream_dataset
-from storage.dataset import DatasetWriter, InputRef
+from flows.plans import DEDUP_STAGES, Planner, dedup_method_input, flow_planner
+from storage.dataset import DatasetWriter
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.dedup import bloom, exact, minhash, suffix_array
 from tasks.dedup.common import DedupShardResult
 
-STAGE_VERSION = "1"
-STAGE_NAMES = {"exact": "dedup-exact", "minhash": "dedup-minhash", "bloom": "dedup-bloom", "suffix_array": "dedup-suffix-array"}
+STAGE_NAMES = DEDUP_STAGES
 
 
 @dataclass
@@ -154,19 +153,9 @@ RUNNERS: dict[str, Callable[..., tuple[dict, dict]]] = {
 }
 
 
-METHOD_MODULES = {"exact": exact, "minhash": minhash, "bloom": bloom, "suffix_array": suffix_array}
-
-
-def plan_method(cfg: PipelineConfig, method: str, src: InputRef) -> StagePlan:
-    params = getattr(cfg.dedup, method).fingerprint_params()
-    # The method's own version: a change in how it decides makes new datasets instead of reusing old ones.
-    version = f"{STAGE_VERSION}.{METHOD_MODULES[method].STAGE_VERSION}"
-    return make_plan(cfg, STAGE_NAMES[method], version, params, [src])
-
-
 def run_method(cfg: PipelineConfig, method: str, input_path: str, force: bool = False) -> str:
     """One dedup method over a documents dataset; returns its output dataset."""
-    plan = plan_method(cfg, method, input_ref(input_path))
+    plan = Planner(cfg, {dedup_method_input(cfg, method): input_path}).plan(STAGE_NAMES[method])
     if done := up_to_date(cfg, plan, force):
         return done
     parts = parquet_files(input_path)
@@ -185,7 +174,8 @@ def _method_flow(method: str):
         config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None, force: bool = False
     ) -> str:
         cfg = load_config(config)
-        return run_method(cfg, method, input_path or upstream_dataset(cfg, "dedup"), force)
+        source = dedup_method_input(cfg, method)
+        return run_method(cfg, method, input_path or Planner(cfg).require(source, STAGE_NAMES[method]).path, force)
 
     method_flow.__doc__ = f"Deduplicate documents with the {method.replace('_', ' ')} method; returns its dataset."
     return method_flow
@@ -199,24 +189,13 @@ METHOD_FLOWS = {"exact": dedup_exact_flow, "minhash": dedup_minhash_flow, "bloom
                 "suffix_array": dedup_suffix_array_flow}
 
 
-def plan_dedup(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    """The plan of the last method in the chain (None when no method is configured)."""
-    plan = None
-    for method in cfg.dedup.methods:
-        if src is None:
-            return None
-        plan = plan_method(cfg, method, src)
-        src = ref_of(cfg, plan.stage, plan.fingerprint)
-    return plan
-
-
 @flow(name="dedup")
 def dedup_flow(
     config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None, force: bool = False
 ) -> str:
     """Run the configured dedup methods in order, each reading the previous one's output."""
     cfg = load_config(config)
-    path = input_path or upstream_dataset(cfg, "dedup")
+    path = flow_planner(cfg, "dedup", input_path).ref("perplexity").path
     for method in cfg.dedup.methods:
         path = METHOD_FLOWS[method](config=cfg, input_path=path, force=force)
     record_stage(cfg.data_root, cfg.name, "dedup", path)

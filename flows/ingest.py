@@ -6,29 +6,20 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from flows.common import make_plan, publish, run_shards, shard_key, shard_task, up_to_date
+from flows.common import publish, run_shards, shard_key, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
-from storage.dataset import InputRef
+from flows.plans import Planner
 from tasks import ingest as ingest_stage
 
 ingest_file_task = shard_task(ingest_stage.ingest_file, "ingest-file")
-
-
-def plan_ingest(cfg: PipelineConfig):
-    files = ingest_stage.resolve_inputs(cfg.ingest)
-    params = cfg.ingest.fingerprint_params()
-    # Paths are where the files were found; the fingerprint depends on their content and kind only.
-    params["inputs"] = [{"kind": f.kind, "source": f.source} for f in files]
-    inputs = [InputRef(stage="raw", fingerprint=f.sha256, path=str(Path(f.path).resolve())) for f in files]
-    plan = make_plan(cfg, ingest_stage.STAGE, ingest_stage.STAGE_VERSION, params, inputs, [f.sha256 for f in files])
-    return plan, files
 
 
 @flow(name="ingest", log_prints=False)
 def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool = False) -> str:
     """Read every configured input file into the documents dataset; returns its path."""
     cfg = load_config(config)
-    plan, files = plan_ingest(cfg)
+    plan = Planner(cfg).plan("ingest")
+    files = plan.details["files"]
     if done := up_to_date(cfg, plan, force):
         return done
     log = get_run_logger()

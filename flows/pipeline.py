@@ -8,7 +8,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from flows.config import PipelineConfig, load_config
-from flows.registry import get_stage, select_stages
+from flows.registry import UPSTREAM, select_stages, stage_flow
 from flows.report import funnel, funnel_markdown, funnel_png, png_markdown
 
 
@@ -26,12 +26,12 @@ def pipeline_flow(
     get_run_logger().info("pipeline '%s': %s", cfg.name, " → ".join(stages))
     outputs: dict[str, str] = {}
     for name in stages:
-        spec = get_stage(name)
         kwargs: dict = {"config": cfg, "force": force}
-        if spec.upstream is not None:
+        upstream = UPSTREAM[name]
+        if upstream is not None:
             # The upstream output when it ran here (a data edge in the run graph), else found by its plan.
-            kwargs["input_path"] = outputs.get(spec.upstream)
-        outputs[name] = spec.flow(**kwargs)
+            kwargs["input_path"] = outputs.get(upstream)
+        outputs[name] = stage_flow(name)(**kwargs)
     _funnel_artifact(cfg)
     return outputs
 

@@ -232,19 +232,20 @@ def _langid_tags(p: Planner) -> StagePlan | None:
     src = p.ref("clean")
     if not cfg.langid.enabled or src is None:
         return None
-    inputs = [src]
+    inputs, params = [src], cfg.langid.tag.fingerprint_params()
     if own_langid_model_trained(cfg):
-        inputs.append(p.ref("langid-train"))
-    return make_plan(cfg.data_root, "langid-tags", langid.STAGE_VERSION, cfg.langid.tag.fingerprint_params(),
-                     inputs)
+        own = p.ref("langid-train")
+        inputs.append(own)
+        params["own_model"] = own.fingerprint  # shown in the manifest's params: which trained model tagged
+    return make_plan(cfg.data_root, "langid-tags", langid.STAGE_VERSION, params, inputs)
 
 
-def _filter_of(tags: str, stage: str, version: str, params: Callable[[PipelineConfig], dict]):
+def _filter_of(tags: str, stage: str, version: Callable[[], str], params: Callable[[PipelineConfig], dict]):
     def recipe(p: Planner) -> StagePlan | None:
         src = p.ref(tags)
         if src is None:
             return None
-        return make_plan(p.cfg.data_root, stage, version, params(p.cfg), [src])
+        return make_plan(p.cfg.data_root, stage, version(), params(p.cfg), [src])
 
     return recipe
 
@@ -309,15 +310,14 @@ def _dedup(p: Planner) -> StagePlan | None:
     return p.plan(DEDUP_STAGES[methods[-1]]) if methods else None
 
 
-def _after(upstream: str, stage: str, version: str, params: Callable[[PipelineConfig], dict],
-           also: tuple[str, ...] = ()):
-    """A stage reading `upstream` (and the datasets of `also`), made only when all of them are."""
+def _after(upstream: str, stage: str, version: Callable[[], str], params: Callable[[PipelineConfig], dict]):
+    """A stage reading the dataset of `upstream`, made when that one is."""
 
     def recipe(p: Planner) -> StagePlan | None:
-        refs = [p.ref(s) for s in (upstream, *also)]
-        if any(r is None for r in refs):
+        src = p.ref(upstream)
+        if src is None:
             return None
-        return make_plan(p.cfg.data_root, stage, version, params(p.cfg), refs)
+        return make_plan(p.cfg.data_root, stage, version(), params(p.cfg), [src])
 
     return recipe
 
@@ -369,25 +369,26 @@ def _finetune(stage: str):
 
 
 # Every dataset a config can make, in DAG order: the pipeline's stages and the sub-datasets of the filters
-# (signals, then thresholds) and of dedup (one dataset per method).
+# (signals, then thresholds) and of dedup (one dataset per method). Versions are read when a plan is made, from
+# the module whose code they version.
 RECIPES: dict[str, Callable[[Planner], StagePlan | None]] = {
     "ingest": _ingest,
     "clean": _clean,
     "langid-train": _langid_train,
     "langid-tags": _langid_tags,
-    "langid": _filter_of("langid-tags", "langid", langid.FILTER_STAGE_VERSION,
+    "langid": _filter_of("langid-tags", "langid", lambda: langid.FILTER_STAGE_VERSION,
                          lambda cfg: cfg.langid.filter.fingerprint_params()),
     "quality-tags": _quality_tags,
-    "quality": _filter_of("quality-tags", "quality", quality.FILTER_STAGE_VERSION,
+    "quality": _filter_of("quality-tags", "quality", lambda: quality.FILTER_STAGE_VERSION,
                           lambda cfg: cfg.quality.filter.fingerprint_params()),
     "kenlm-train": _kenlm_train,
     "perplexity-tags": _perplexity_tags,
-    "perplexity": _filter_of("perplexity-tags", "perplexity", perplexity.STAGE_VERSION,
+    "perplexity": _filter_of("perplexity-tags", "perplexity", lambda: perplexity.STAGE_VERSION,
                              lambda cfg: cfg.perplexity.filter.fingerprint_params()),
     **{name: _dedup_method(method) for method, name in DEDUP_STAGES.items()},
     "dedup": _dedup,
-    "sample": _after("dedup", sample.STAGE, sample.STAGE_VERSION, lambda cfg: cfg.sample.fingerprint_params()),
-    "tokenizer": _after("sample", tokenizer.STAGE, tokenizer.STAGE_VERSION,
+    "sample": _after("dedup", sample.STAGE, lambda: sample.STAGE_VERSION, lambda cfg: cfg.sample.fingerprint_params()),
+    "tokenizer": _after("sample", tokenizer.STAGE, lambda: tokenizer.STAGE_VERSION,
                         lambda cfg: cfg.tokenizer.fingerprint_params()),
     "encode": _encode,
     "pretrain": _pretrain,
@@ -473,3 +474,12 @@ def upstream_dataset(cfg: PipelineConfig, stage: str) -> str:
     up = UPSTREAM[check_stage(stage)]
     assert up is not None, f"stage {stage} has no upstream"
     return Planner(cfg).require(up, stage).path
+
+
+def flow_planner(cfg: PipelineConfig, stage: str, input_path: str | os.PathLike | None = None) -> Planner:
+    """The planner a stage's flow uses: it reads `input_path` if given, else its upstream stage's planned
+    output, which must exist."""
+    up = UPSTREAM[check_stage(stage)]
+    if up is None:
+        return Planner(cfg)
+    return Planner(cfg, {up: input_path or Planner(cfg).require(up, stage).path})

@@ -8,10 +8,9 @@ import os
 
 from prefect import flow
 
-from flows.common import StagePlan, input_ref, make_plan, publish, run_shards, shard_task, up_to_date
+from flows.common import publish, run_shards, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
-from flows.resolve import planned_ref, upstream_dataset
-from storage.dataset import InputRef
+from flows.plans import Planner, flow_planner
 from storage.parquet import parquet_files
 from tasks import encode as encode_stage
 from tasks import sample as sample_stage
@@ -24,18 +23,12 @@ encode_task = shard_task(encode_stage.encode_shard, "encode-shard")
 # ------------------------------------------------------------------------------------------------- sample
 
 
-def plan_sample(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    if src is None:
-        return None
-    return make_plan(cfg, sample_stage.STAGE, sample_stage.STAGE_VERSION, cfg.sample.fingerprint_params(), [src])
-
-
 @flow(name="sample")
 def sample_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None, force: bool = False) -> str:
     """A deterministic hash sample of the corpus (stable as it grows), bounded in bytes; returns its dataset."""
     cfg = load_config(config)
-    input_path = input_path or upstream_dataset(cfg, "sample")
-    plan = plan_sample(cfg, input_ref(input_path))
+    plan = flow_planner(cfg, "sample", input_path).plan("sample")
+    input_path = plan.inputs[0].path
     if done := up_to_date(cfg, plan, force):
         return done
     parts = parquet_files(input_path)
@@ -50,21 +43,14 @@ def sample_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: 
 # ---------------------------------------------------------------------------------------------- tokenizer
 
 
-def plan_tokenizer(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    if src is None:
-        return None
-    params = cfg.tokenizer.fingerprint_params()
-    return make_plan(cfg, tokenizer_stage.STAGE, tokenizer_stage.STAGE_VERSION, params, [src])
-
-
 @flow(name="tokenizer")
 def tokenizer_flow(
     config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None, force: bool = False
 ) -> str:
     """Train the byte-level BPE tokenizer on the sample; returns the dataset holding `tokenizer.json`."""
     cfg = load_config(config)
-    input_path = input_path or upstream_dataset(cfg, "tokenizer")
-    plan = plan_tokenizer(cfg, input_ref(input_path))
+    plan = flow_planner(cfg, "tokenizer", input_path).plan("tokenizer")
+    input_path = plan.inputs[0].path
     if done := up_to_date(cfg, plan, force):
         return done
     with plan.writer() as w:
@@ -74,13 +60,6 @@ def tokenizer_flow(
 
 
 # ------------------------------------------------------------------------------------------------- encode
-
-
-def plan_encode(cfg: PipelineConfig, tokenizer: InputRef | None) -> StagePlan | None:
-    corpus = planned_ref(cfg, "dedup")  # encode reads the whole corpus, not the sample
-    if tokenizer is None or corpus is None:
-        return None
-    return make_plan(cfg, encode_stage.STAGE, encode_stage.STAGE_VERSION, cfg.encode.fingerprint_params(), [corpus, tokenizer])
 
 
 @flow(name="encode")
@@ -95,10 +74,10 @@ def encode_flow(
     `input_path` is the tokenizer dataset; `corpus_path` the documents (both found from the config if omitted).
     """
     cfg = load_config(config)
-    tokenizer_path = input_path or upstream_dataset(cfg, "encode")
-    corpus_path = corpus_path or upstream_dataset(cfg, "sample")
-    plan = make_plan(cfg, encode_stage.STAGE, encode_stage.STAGE_VERSION, cfg.encode.fingerprint_params(),
-                     [input_ref(corpus_path), input_ref(tokenizer_path)])
+    planned = Planner(cfg)
+    plan = Planner(cfg, {"tokenizer": input_path or planned.require("tokenizer", "encode").path,
+                         "dedup": corpus_path or planned.require("dedup", "encode").path}).plan("encode")
+    corpus_path, tokenizer_path = plan.inputs[0].path, plan.inputs[1].path
     if done := up_to_date(cfg, plan, force):
         return done
     parts = parquet_files(corpus_path)

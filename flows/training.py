@@ -9,30 +9,36 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.common import StagePlan, input_ref, make_plan, publish, up_to_date
+from flows.common import publish, up_to_date
 from flows.config import PipelineConfig, load_config
+from flows.plans import MissingInputError, StagePlan, chat_stages_active, flow_planner, planned_output
 from flows.report import png_markdown
-from flows.resolve import MissingInputError, planned_output, planned_ref, upstream_dataset
-from storage.dataset import InputRef, read_manifest
+from storage.dataset import read_manifest
 from storage.parquet import count_rows, parquet_files
-from tasks import sft_data as sft_data_stage
 from tasks import training
 from tasks.sft_data import build_sft_examples, count_authors
 
-STAGE_VERSION = "1"
+
+def _tokenizer_file(plan: StagePlan) -> str:
+    return os.path.join(plan.input("tokenizer").path, "tokenizer.json")
 
 
-def _tokenizer_file(cfg: PipelineConfig) -> str:
-    path, ok = planned_output(cfg, "tokenizer")
-    if not ok:
-        raise ValueError(f"the tokenizer for config '{cfg.name}' does not exist yet (expected {path})")
-    return os.path.join(path, "tokenizer.json")
+def _as_published(value: Any, tmp: Path, final: Path) -> Any:
+    """`value` with paths inside the writer's temporary folder named where they are once published."""
+    if isinstance(value, str):
+        return value.replace(str(tmp), str(final))
+    if isinstance(value, dict):
+        return {k: _as_published(v, tmp, final) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_published(v, tmp, final) for v in value]
+    return value
 
 
 @task(name="train", retries=0, cache_policy=NO_CACHE)
@@ -89,11 +95,12 @@ def _metrics_summary(run_dir: Path) -> dict:
 
 def _publish_run(cfg: PipelineConfig, plan: StagePlan, w, done: dict, extra_stats: dict | None = None,
                  force: bool = False) -> str:
-    summary = _metrics_summary(w.tmp)
+    summary = _as_published(_metrics_summary(w.tmp), w.tmp, w.final)
+    done = _as_published(done, w.tmp, w.final)
     train = summary.get("train", {})
     counts = {"in": int(train.get("tokens_seen", 0)), "out": int(done.get("step", train.get("step", 0))),
               "steps": int(done.get("step", train.get("step", 0))), "tokens_seen": int(train.get("tokens_seen", 0))}
-    stats = {"final": summary, **(extra_stats or {})}
+    stats = {"final": summary, **_as_published(extra_stats or {}, w.tmp, w.final)}
     path = publish(cfg, plan, w, counts, stats, force)
     loss_png = Path(path) / "loss.png"
     if loss_png.is_file():
@@ -109,31 +116,20 @@ def _publish_run(cfg: PipelineConfig, plan: StagePlan, w, done: dict, extra_stat
 # ---------------------------------------------------------------------------------------------- pretrain
 
 
-def plan_pretrain(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    if src is None:
-        return None
-    return make_plan(cfg, "pretrain", STAGE_VERSION, _train_fp(cfg.pretrain), [src])
-
-
-def _train_fp(params: training.TrainingParams) -> dict:
-    fp = params.fingerprint_params()
-    for key in ("device", "nproc", "log_interval", "compile"):  # how, not what, is trained
-        fp.pop(key, None)
-    return fp
-
-
 @flow(name="pretrain")
 def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
                   force: bool = False) -> str:
     """Pretrain the model on the encoded token shards; returns the run (checkpoints, metrics, loss curve)."""
     cfg = load_config(config)
-    encode = input_path or upstream_dataset(cfg, "pretrain")
-    plan = plan_pretrain(cfg, input_ref(encode))
+    planner = flow_planner(cfg, "pretrain", input_path)
+    planner.require("tokenizer", "pretrain")
+    plan = planner.plan("pretrain")
     if done := up_to_date(cfg, plan, force):
         return done
+    encode = plan.input("encode").path
     tokens = read_manifest(encode)
     with plan.writer() as w:
-        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=_tokenizer_file(cfg),
+        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=_tokenizer_file(plan),
                           train_data=Path(encode) / "train",
                           val_data=Path(encode) / "val" if (Path(encode) / "val").is_dir() else None,
                           tokens_manifest=tokens.stats)
@@ -141,11 +137,6 @@ def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
 
 
 # ---------------------------------------------------------------------------------------------- sft-data
-
-
-def chat_stages_active(cfg: PipelineConfig) -> bool:
-    """sft-data, sft and lora run once the config names the person to imitate."""
-    return bool(cfg.sft_data.target_author and cfg.sft_data.target_author.strip())
 
 
 def _skip_chat_stage(cfg: PipelineConfig, stage: str) -> None:
@@ -162,20 +153,6 @@ def _skip_chat_stage(cfg: PipelineConfig, stage: str) -> None:
     get_run_logger().info("%s: skipped: set sft_data.target_author to the person to imitate%s", stage, listing)
 
 
-def _sft_data_params(cfg: PipelineConfig) -> dict:
-    params = cfg.sft_data.fingerprint_params()
-    if cfg.sft_data.clean:
-        params["clean_rules"] = cfg.clean.rules.model_dump(mode="json")
-    return params
-
-
-def plan_sft_data(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    ingest = planned_ref(cfg, "ingest")
-    if src is None or ingest is None or not chat_stages_active(cfg):
-        return None
-    return make_plan(cfg, "sft-data", sft_data_stage.STAGE_VERSION, _sft_data_params(cfg), [ingest, src])
-
-
 @flow(name="sft-data")
 def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
                   force: bool = False) -> str | None:
@@ -185,14 +162,12 @@ def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     if not chat_stages_active(cfg):
         _skip_chat_stage(cfg, "sft-data")
         return None
-    tokenizer = input_path or upstream_dataset(cfg, "sft-data")
-    ingest, ok = planned_output(cfg, "ingest")
-    if not ok:
-        raise ValueError(f"sft-data reads the WhatsApp messages of 'ingest', which does not exist yet ({ingest})")
-    plan = make_plan(cfg, "sft-data", sft_data_stage.STAGE_VERSION, _sft_data_params(cfg),
-                     [input_ref(ingest), input_ref(tokenizer)])
+    planner = flow_planner(cfg, "sft-data", input_path)
+    planner.require("ingest", "sft-data")
+    plan = planner.plan("sft-data")
     if done := up_to_date(cfg, plan, force):
         return done
+    ingest, tokenizer = plan.input("ingest").path, plan.input("tokenizer").path
     parts = [str(p) for p in parquet_files(ingest, "messages")]
     if not parts:
         raise ValueError(f"sft-data: the ingest dataset {ingest} holds no WhatsApp messages (no WhatsApp input)")
@@ -203,21 +178,6 @@ def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
 
 
 # ------------------------------------------------------------------------------------------- sft and lora
-
-
-def _finetune_plan(cfg: PipelineConfig, stage: str, params: training.TrainingParams, src: InputRef | None):
-    base = planned_ref(cfg, "pretrain")
-    if src is None or base is None:
-        return None
-    return make_plan(cfg, stage, STAGE_VERSION, _train_fp(params), [base, src])
-
-
-def plan_sft(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    return _finetune_plan(cfg, "sft", cfg.sft, src)
-
-
-def plan_lora(cfg: PipelineConfig, src: InputRef | None) -> StagePlan | None:
-    return _finetune_plan(cfg, "lora", cfg.lora, src)
 
 
 def _validation_file(sft_data: str) -> Path | None:
@@ -235,36 +195,39 @@ def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, 
     if not chat_stages_active(cfg):
         _skip_chat_stage(cfg, stage)
         return None
-    sft_data = sft_data or upstream_dataset(cfg, stage)
-    base, ok = planned_output(cfg, "pretrain")
-    if not ok:
-        raise ValueError(f"{stage} fine-tunes the pretrain checkpoint, which does not exist yet ({base})")
-    plan = make_plan(cfg, stage, STAGE_VERSION, _train_fp(params), [input_ref(base), input_ref(sft_data)])
+    planner = flow_planner(cfg, stage, input_path=sft_data)
+    planner.require("pretrain", stage)
+    plan = planner.plan(stage)
     if done := up_to_date(cfg, plan, force):
         return done
+    base, sft_data = plan.input("pretrain").path, plan.input("sft-data").path
     val = _validation_file(sft_data)
     with plan.writer() as w:
-        finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(cfg),
+        finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(plan),
                           train_data=Path(sft_data) / "train.parquet", val_data=val, init_from=base)
-        table = _evaluation(cfg, base, sft_data, w.tmp if stage == "sft" else None, w.tmp if stage == "lora" else None)
+        table = _evaluation(cfg, plan, w, sft_run=w.tmp if stage == "sft" else None,
+                            lora_run=w.tmp if stage == "lora" else None)
         return _publish_run(cfg, plan, w, finished, {"assistant_perplexity": table}, force)
 
 
-def _evaluation(cfg: PipelineConfig, base: str, sft_data: str, sft_run: Path | None, lora_run: Path | None) -> dict:
-    """Held-out Assistant-turn perplexity: base vs SFT vs LoRA (whichever exist), as a table and a dict."""
+def _evaluation(cfg: PipelineConfig, plan: StagePlan, w, sft_run: Path | None, lora_run: Path | None) -> dict:
+    """Held-out Assistant-turn perplexity: base vs SFT vs LoRA (whichever exist), as a table and a dict; paths
+    inside the run being written are named where they will be once it is published."""
     from model.train import perplexity_table
 
-    val = _validation_file(sft_data)
+    val = _validation_file(plan.input("sft-data").path)
     if val is None:
         return {}
     if sft_run is None:
         sft_path, ok = planned_output(cfg, "sft")
         sft_run = Path(sft_path) if ok else None
-    table = perplexity_table(val, _tokenizer_file(cfg), base=base, sft=sft_run, lora=lora_run)
-    get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", table.markdown())
-    create_markdown_artifact(key="chat-evaluation", markdown="# Assistant-turn perplexity\n\n" + table.markdown(),
+    table = perplexity_table(val, _tokenizer_file(plan), base=plan.input("pretrain").path, sft=sft_run,
+                             lora=lora_run)
+    markdown = _as_published(table.markdown(), w.tmp, w.final)
+    get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", markdown)
+    create_markdown_artifact(key="chat-evaluation", markdown="# Assistant-turn perplexity\n\n" + markdown,
                              description="base vs SFT vs LoRA on held-out sessions")
-    return table.as_dict()
+    return _as_published(table.as_dict(), w.tmp, w.final)
 
 
 @flow(name="sft")

@@ -68,7 +68,7 @@ def test_training_stages_publish_runs_and_evaluate(tmp_path, prefect_harness):
 
 def test_chat_stages_are_skipped_until_a_target_author_is_named(tmp_path, prefect_harness):
     from flows.pipeline import pipeline_flow
-    from flows.resolve import MissingInputError, planned_output, planned_ref
+    from flows.plans import MissingInputError, planned_output, planned_ref
     from flows.training import chat_stages_active
 
     p = _cfg(tmp_path)

@@ -85,7 +85,7 @@ def test_second_run_is_skipped_and_a_changed_param_recomputes_only_downstream(tm
 
 
 def test_only_a_stage_reads_its_planned_input_and_errors_clearly_when_missing(tmp_path, pipeline):
-    from flows.resolve import MissingInputError
+    from flows.plans import MissingInputError
 
     cfg_path = _config(tmp_path)
     with pytest.raises(MissingInputError, match="'clean' reads the output of 'ingest', which does not exist yet"):

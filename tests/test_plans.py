@@ -1,0 +1,170 @@
+"""Stage plans (flows.plans): versions come from the code they version, every file a stage reads is in its
+fingerprint, and planning needs no Prefect."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flows import plans
+from flows.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The datasets the demo config makes, in DAG order.
+DEMO_DATASETS = ["ingest", "clean", "langid-tags", "langid", "quality-tags", "quality", "kenlm-train",
+                 "perplexity-tags", "perplexity", "dedup-exact", "dedup-minhash", "dedup-suffix-array", "sample",
+                 "tokenizer", "encode", "pretrain", "sft-data", "sft", "lora"]
+CHAIN = DEMO_DATASETS[: DEMO_DATASETS.index("tokenizer") + 1]
+AFTER_TOKENIZER = ["encode", "pretrain", "sft-data", "sft", "lora"]
+
+
+def _fingerprints(cfg) -> dict[str, str]:
+    planner = plans.Planner(cfg)
+    return {name: planner.plan(name).fingerprint for name in DEMO_DATASETS}
+
+
+def _downstream(start: str) -> set[str]:
+    """What a change to `start` must invalidate in the demo DAG (written out, not derived from the plans)."""
+    if start in CHAIN:
+        if start == "kenlm-train":
+            i = DEMO_DATASETS.index("perplexity-tags")
+            return {"kenlm-train", *CHAIN[i:], *AFTER_TOKENIZER}
+        i = CHAIN.index(start)
+        return {*(s for s in CHAIN[i:] if s != "kenlm-train"), *AFTER_TOKENIZER}
+    return {
+        "encode": {"encode", "pretrain", "sft", "lora"},
+        "pretrain": {"pretrain", "sft", "lora"},
+        "sft-data": {"sft-data", "sft", "lora"},
+    }[start]
+
+
+VERSIONS = [  # (module, constant, the datasets whose own version it is)
+    ("tasks.ingest", "STAGE_VERSION", ["ingest"]),
+    ("tasks.clean", "STAGE_VERSION", ["clean"]),
+    ("tasks.langid.stage", "STAGE_VERSION", ["langid-tags"]),
+    ("tasks.langid.stage", "FILTER_STAGE_VERSION", ["langid"]),
+    ("tasks.quality.stage", "STAGE_VERSION", ["quality-tags"]),
+    ("tasks.quality.stage", "FILTER_STAGE_VERSION", ["quality"]),
+    ("tasks.kenlm_train", "STAGE_VERSION", ["kenlm-train"]),
+    ("tasks.perplexity.stage", "STAGE_VERSION", ["perplexity-tags", "perplexity"]),
+    ("tasks.dedup.exact", "STAGE_VERSION", ["dedup-exact"]),
+    ("tasks.dedup.minhash", "STAGE_VERSION", ["dedup-minhash"]),
+    ("tasks.dedup.suffix_array", "STAGE_VERSION", ["dedup-suffix-array"]),
+    ("tasks.sample", "STAGE_VERSION", ["sample"]),
+    ("tasks.tokenizer", "STAGE_VERSION", ["tokenizer"]),
+    ("tasks.encode", "STAGE_VERSION", ["encode"]),
+    ("tasks.sft_data", "STAGE_VERSION", ["sft-data"]),
+    ("tasks.training", "STAGE_VERSION", ["pretrain", "sft", "lora"]),
+]
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_config(ROOT / "configs" / "demo.yaml").model_copy(update={"data_root": "unused-data-root"})
+
+
+@pytest.mark.parametrize(("module", "constant", "owned"), VERSIONS, ids=[f"{m}.{c}" for m, c, _ in VERSIONS])
+def test_bumping_a_stage_version_changes_its_fingerprint_and_its_descendants_only(demo, monkeypatch, module,
+                                                                                   constant, owned):
+    import importlib
+
+    before = _fingerprints(demo)
+    mod = importlib.import_module(module)
+    monkeypatch.setattr(mod, constant, getattr(mod, constant) + "-bumped")
+    after = _fingerprints(demo)
+    changed = {name for name in DEMO_DATASETS if before[name] != after[name]}
+    expected = set().union(*(_downstream(o) for o in owned))
+    assert changed == expected
+
+
+def test_versions_are_the_ones_stated_in_the_code(demo):
+    from tasks import clean
+    from tasks.langid import stage as langid
+
+    planner = plans.Planner(demo)
+    assert planner.plan("clean").stage_version == clean.STAGE_VERSION
+    assert planner.plan("langid").stage_version == langid.FILTER_STAGE_VERSION
+
+
+def test_training_runs_declare_every_dataset_they_read(demo):
+    planner = plans.Planner(demo)
+    tokenizer = planner.plan("tokenizer").ref
+    assert planner.plan("pretrain").inputs == (planner.plan("encode").ref, tokenizer)
+    for stage in ("sft", "lora"):
+        assert planner.plan(stage).inputs == (planner.plan("pretrain").ref, planner.plan("sft-data").ref, tokenizer)
+    assert planner.plan("sft-data").inputs == (planner.plan("ingest").ref, tokenizer)
+    assert planner.plan("encode").inputs == (planner.plan("dedup-suffix-array").ref, tokenizer)
+
+
+def _config(tmp_path: Path, **sections) -> Path:
+    import yaml
+
+    doc = tmp_path / "in.txt"
+    if not doc.exists():
+        doc.write_text("A small document about the harbour and its boats.\n", encoding="utf-8")
+    cfg = {"name": "t", "data_root": str(tmp_path / "data"), "ingest": {"inputs": [{"path": str(doc), "kind": "text"}]},
+           **sections}
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path
+
+
+def _fp(path: Path, stage: str) -> str:
+    return plans.Planner(load_config(path)).plan(stage).fingerprint
+
+
+def test_raw_files_read_by_a_stage_are_in_its_fingerprint(tmp_path):
+    ref = tmp_path / "ref-en.txt"
+    ref.write_text("the boats are in the harbour\n", encoding="utf-8")
+    cfg = _config(tmp_path, kenlm_train={"references": {"en": [str(ref)]}})
+    ingest, kenlm = _fp(cfg, "ingest"), _fp(cfg, "kenlm-train")
+    (tmp_path / "in.txt").write_text("Another text.\n", encoding="utf-8")
+    assert _fp(cfg, "ingest") != ingest
+    ref.write_text("the ships are in the port\n", encoding="utf-8")
+    assert _fp(cfg, "kenlm-train") != kenlm
+
+
+@pytest.mark.parametrize("with_references", [False, True])
+def test_explicit_perplexity_models_are_in_the_fingerprint(tmp_path, with_references):
+    model = tmp_path / "en.arpa"
+    model.write_text("\\data\\\nngram 1=1\n\n\\1-grams:\n-1.0\t<unk>\n\n\\end\\\n", encoding="utf-8")
+    sections = {"perplexity": {"tag": {"models": {"en": str(model)}}}}
+    if with_references:  # kenlm-train is configured too: the explicit model still decides the scores
+        ref = tmp_path / "ref-en.txt"
+        ref.write_text("the boats are in the harbour\n", encoding="utf-8")
+        sections["kenlm_train"] = {"references": {"en": [str(ref)]}}
+    cfg = _config(tmp_path, **sections)
+    before = _fp(cfg, "perplexity-tags")
+    assert any(i.stage == "raw" and i.path == str(model.resolve())
+               for i in plans.Planner(load_config(cfg)).plan("perplexity-tags").inputs)
+    model.write_text(model.read_text(encoding="utf-8").replace("-1.0", "-2.0"), encoding="utf-8")
+    assert _fp(cfg, "perplexity-tags") != before
+
+
+def test_a_stage_run_on_a_given_dataset_is_planned_from_it(demo, tmp_path):
+    from storage.dataset import DatasetWriter
+
+    with DatasetWriter(str(tmp_path), "ingest", "1", "f" * 64, {}, []) as w:
+        (w.tmp / "x.json").write_text("{}")
+        given = w.publish({}, {})
+    planned = plans.Planner(demo).plan("clean")
+    from_given = plans.plan_stage(demo, "clean", {"ingest": given})
+    assert from_given.inputs[0].fingerprint == "f" * 64 and from_given.fingerprint != planned.fingerprint
+
+
+def test_switched_off_stages_pass_their_input_through(tmp_path):
+    cfg = load_config(_config(tmp_path, langid={"enabled": False}, quality={"enabled": False}))
+    planner = plans.Planner(cfg)
+    assert planner.plan("langid") is None and planner.plan("quality-tags") is None
+    assert planner.ref("quality") == planner.ref("clean")
+    assert planner.plan("perplexity-tags") is None  # no KenLM model configured
+    assert planner.plan("dedup-exact").inputs[0] == planner.ref("clean")
+
+
+def test_planning_needs_no_prefect():
+    code = "import sys, flows.plans; assert 'prefect' not in sys.modules, 'flows.plans imported prefect'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -75,9 +75,11 @@ def run(
         stages = select_stages(start_at, stop_after, only)
         console.print(f"[bold]chatlike[/] {cfg.name}: {' → '.join(stages)}")
         _quiet_tracebacks()
-        from flows.pipeline import pipeline_flow
+        from flows.pipeline import foreground_run_settings, pipeline_flow
 
-        outputs = pipeline_flow(config=str(config), start_at=start_at, stop_after=stop_after, only=only, force=force)
+        with foreground_run_settings():
+            outputs = pipeline_flow(config=str(config), start_at=start_at, stop_after=stop_after, only=only,
+                                    force=force)
     except Exception as e:  # noqa: BLE001 - the CLI turns every failure into one line
         _fail(e)
         return

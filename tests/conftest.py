@@ -24,7 +24,9 @@ def prefect_harness():
     """One temporary Prefect server (SQLite) for every flow test of the session."""
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=90):
+    from flows.pipeline import foreground_run_settings
+
+    with prefect_test_harness(server_startup_timeout=90), foreground_run_settings():
         yield
 
 

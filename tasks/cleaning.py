@@ -1,8 +1,9 @@
 """Text cleaning rules for the `clean` stage: each rule is a small function that can be switched off.
 
 `clean_text` applies the enabled rules in a fixed order and reports which ones changed the text, so the stage can
-put per-rule counts in its manifest. The phrases the rules look for (WhatsApp placeholders and system messages in
-several languages, link top-level domains…) are data, kept together at the top of this module.
+put per-rule counts in its manifest. The WhatsApp phrases the rules look for (placeholders, markers and system
+lines, in several languages) are data in `tasks.whatsapp.phrases`, shared with the parser; the link top-level
+domains are at the top of this module.
 """
 
 from __future__ import annotations
@@ -17,220 +18,21 @@ from operator import attrgetter, is_not
 
 from pydantic import BaseModel, ConfigDict
 
-from tasks.whatsapp import phrases as whatsapp_phrases
+from tasks.whatsapp.phrases import (
+    ATTACHED_LABELS,
+    DELETED,
+    EDITED_MARKERS,
+    ENCRYPTION_NOTICES,
+    FILE_ATTACHED,
+    MEDIA_OMITTED,
+    NOT_A_NAME,
+    SYSTEM_EVENT_WORDS,
+    SYSTEM_EVENTS,
+)
 
 # ---------------------------------------------------------------------------------------------------------------
-# Phrase tables. Matching ignores case and accepts any run of spaces where a phrase has one.
+# Link top-level domains.
 # ---------------------------------------------------------------------------------------------------------------
-
-# What WhatsApp writes instead of a photo, video, sticker… when a chat is exported without media. Android puts
-# them between <…> (or ‹…›) anywhere in a message; iOS writes them bare, as the whole message.
-MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
-    "en": ("Media omitted", "image omitted", "video omitted", "audio omitted", "sticker omitted", "GIF omitted",
-           "document omitted", "Contact card omitted", "video note omitted", "View once message"),
-    "fr": ("Médias omis", "Fichier omis", "image absente", "vidéo absente", "audio omis", "autocollant omis",
-           "GIF retiré", "document omis", "Carte de contact omise"),
-    "es": ("Multimedia omitido", "Archivo omitido", "imagen omitida", "video omitido", "audio omitido",
-           "sticker omitido", "GIF omitido", "documento omitido", "Tarjeta de contacto omitida"),
-    "pt": ("Mídia oculta", "Multimédia omitido", "Arquivo de mídia oculto", "imagem ocultada", "vídeo omitido",
-           "áudio ocultado", "figurinha omitida", "documento omitido"),
-    "de": ("Medien ausgeschlossen", "Medien weggelassen", "Bild weggelassen", "Video weggelassen",
-           "Audio weggelassen", "Sticker weggelassen", "GIF weggelassen", "Dokument weggelassen"),
-    "it": ("Media omessi", "immagine omessa", "video omesso", "audio omesso", "sticker omesso", "GIF omessa",
-           "documento omesso"),
-    "nl": ("Media weggelaten", "afbeelding weggelaten", "video weggelaten", "audio weggelaten",
-           "sticker weggelaten", "GIF weggelaten", "document weggelaten"),
-    "tr": ("Medya dahil edilmedi", "Medya atlandı", "görüntü dahil edilmedi", "video dahil edilmedi",
-           "ses dahil edilmedi", "Çıkartma dahil edilmedi"),
-    "ar": ("تم استبعاد الوسائط", "الوسائط محذوفة", "تم استبعاد الصورة", "تم استبعاد الفيديو",
-           "تم استبعاد الصوت", "تم استبعاد الملصق"),
-    "id": ("Media tidak disertakan", "gambar tidak disertakan", "video tidak disertakan",
-           "audio tidak disertakan", "stiker tidak disertakan", "dokumen tidak disertakan"),
-}
-
-# iOS exports with media: `<attached: 00000012-PHOTO-2020-01-01-12-00-00.jpg>`.
-ATTACHED_LABELS: dict[str, tuple[str, ...]] = {
-    "en": ("attached",), "fr": ("pièce jointe", "joint"), "es": ("adjunto",), "pt": ("anexado", "anexo"),
-    "de": ("Anhang", "angehängt"), "it": ("allegato",), "nl": ("bijgevoegd", "bijlage"), "tr": ("ek", "eklendi"),
-    "ar": ("مرفق",), "id": ("terlampir", "lampiran"),
-}
-
-# Android exports with media: `IMG-20200101-WA0001.jpg (file attached)`.
-FILE_ATTACHED: dict[str, tuple[str, ...]] = {
-    "en": ("file attached",), "fr": ("fichier joint", "fichier attaché"), "es": ("archivo adjunto",),
-    "pt": ("arquivo anexado", "ficheiro anexado"), "de": ("Datei angehängt",), "it": ("file allegato",),
-    "nl": ("bestand bijgevoegd",), "tr": ("dosya ekli", "dosya eklendi"), "ar": ("ملف مرفق", "الملف مرفق"),
-    "id": ("file terlampir",),
-}
-
-# A deleted message is replaced by one of these, as the whole message.
-DELETED_MESSAGE: dict[str, tuple[str, ...]] = {
-    "en": ("This message was deleted", "You deleted this message"),
-    "fr": ("Ce message a été supprimé", "Vous avez supprimé ce message"),
-    "es": ("Se eliminó este mensaje", "Eliminaste este mensaje", "Este mensaje fue eliminado"),
-    "pt": ("Esta mensagem foi apagada", "Você apagou esta mensagem", "Apagaste esta mensagem", "Mensagem apagada"),
-    "de": ("Diese Nachricht wurde gelöscht", "Du hast diese Nachricht gelöscht", "Sie haben diese Nachricht gelöscht"),
-    "it": ("Questo messaggio è stato eliminato", "Hai eliminato questo messaggio"),
-    "nl": ("Dit bericht is verwijderd", "Je hebt dit bericht verwijderd", "U heeft dit bericht verwijderd"),
-    "tr": ("Bu mesaj silindi", "Bu mesajı sildiniz", "Bu mesajı sildin"),
-    "ar": ("تم حذف هذه الرسالة", "لقد حذفت هذه الرسالة"),
-    "id": ("Pesan ini telah dihapus", "Anda menghapus pesan ini"),
-}
-
-# An edited message ends with one of these between <…>.
-EDITED_MESSAGE: dict[str, tuple[str, ...]] = {
-    "en": ("This message was edited",), "fr": ("Ce message a été modifié",), "es": ("Se editó este mensaje",),
-    "pt": ("Esta mensagem foi editada",), "de": ("Diese Nachricht wurde bearbeitet",),
-    "it": ("Questo messaggio è stato modificato",), "nl": ("Dit bericht is bewerkt",),
-    "tr": ("Bu mesaj düzenlendi",), "ar": ("تم تعديل هذه الرسالة",), "id": ("Pesan ini telah diedit",),
-}
-
-# End-to-end encryption notices: a line containing one is removed whole (iOS may put an author before it).
-ENCRYPTION_NOTICES: tuple[str, ...] = (
-    "Messages and calls are end-to-end encrypted",
-    "Messages to this group are now secured with end-to-end encryption",
-    "Messages to this chat and calls are now secured with end-to-end encryption",
-    "Messages you send to this chat and calls are now secured with end-to-end encryption",
-    "Messages you send to this group are now secured with end-to-end encryption",
-    "Les messages et les appels sont chiffrés de bout en bout",
-    "Les messages envoyés dans ce groupe sont désormais protégés avec le chiffrement de bout en bout",
-    "Les messages que vous envoyez dans cette discussion et les appels sont désormais protégés avec le "
-    "chiffrement de bout en bout",
-    "Los mensajes y las llamadas están cifrados de extremo a extremo",
-    "As mensagens e as chamadas são protegidas com a criptografia de ponta-a-ponta",
-    "Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt",
-    "Nachrichten, die du in diesem Chat sendest, sowie Anrufe, sind jetzt mit Ende-zu-Ende-Verschlüsselung "
-    "geschützt",
-    "I messaggi e le chiamate sono crittografati end-to-end",
-    "I messaggi inviati a questa chat e le chiamate sono ora protetti con la crittografia end-to-end",
-    "Berichten en oproepen worden end-to-end versleuteld",
-    "Mesajlar ve aramalar uçtan uca şifrelidir",
-    "Pesan dan panggilan terenkripsi secara end-to-end",
-    "الرسائل والمكالمات مشفرة تمامًا بين الطرفين",
-)
-
-# System events, as regular expressions that must fill the whole line (after an optional export timestamp).
-# `{who}` is a participant (a capitalised name, a phone number, or You/Vous), `{names}` a list of them,
-# `{quoted}` a quoted group name, `{ar_who}` a name in Arabic script (or a phone number). English and French in
-# full; the common events (group created, added, left, removed, subject changed, joined by link, missed call) in
-# Spanish, Portuguese, German, Italian, Dutch, Turkish, Indonesian and Arabic.
-SYSTEM_EVENTS: tuple[str, ...] = (
-    # English
-    r"{who} created group {quoted}",
-    r"{who} created this group",
-    r"{who} added {names}",
-    r"{who} (?:were|was) (?:added|removed)",
-    r"{who} left",
-    r"{who} removed {names}",
-    r"{who} joined using this group's invite link",
-    r"{who} changed (?:the subject|the group name) (?:from {quoted} )?to {quoted}",
-    r"{who} (?:changed|deleted) (?:this group's icon|the group description)",
-    r"{who} changed (?:their|your) phone number to a new number\..*",
-    r"{who} changed to {names}",
-    r"{who} changed (?:this group's |the group )?settings (?:so|to) .*",
-    r"{who} turned (?:on|off) disappearing messages\..*",
-    r"{who} pinned a message",
-    r"{who} (?:is|are|'re) (?:now|no longer) an admin",
-    r"Missed (?:group )?(?:voice|video) call",
-    r"Your security code with .{1,80} changed\..*",
-    r"Waiting for this message\..*",
-    r"This chat is with a business account\..*",
-    # French
-    r"{who} (?:a|avez) créé (?:le groupe {quoted}|ce groupe)",
-    r"{who} (?:a|avez) ajouté {names}",
-    r"{who} (?:a|avez) été (?:ajouté|retiré)e?",
-    r"{who} vous a (?:ajouté|retiré)e?",
-    r"{who} (?:est|êtes) partie?",
-    r"{who} (?:a|avez) quitté(?: le groupe)?",
-    r"{who} (?:a|avez) retiré {names}",
-    r"{who} (?:a|avez) rejoint (?:ce|le) groupe (?:via|avec|en utilisant) le lien d['’]invitation.*",
-    r"{who} (?:a|avez) (?:modifié|changé) (?:le sujet|le nom du groupe) (?:de {quoted} )?(?:en|à|pour) {quoted}",
-    r"{who} (?:a|avez) (?:modifié|changé|supprimé) (?:l['’]icône (?:de ce|du) groupe|la description du groupe)",
-    r"{who} (?:a|avez) changé (?:de|son|votre) numéro.*",
-    r"{who} (?:a|avez) (?:activé|désactivé) les messages éphémères.*",
-    r"{who} (?:a|avez) épinglé un message",
-    r"{who} (?:est|êtes) (?:maintenant|désormais|plus) (?:un )?admin(?:istrateur)?",
-    r"Appel (?:vocal|vidéo) (?:de groupe )?manqué",
-    r"Votre code de sécurité avec .{1,80} a changé\..*",
-    r"En attente de ce message\..*",
-    # Spanish
-    r"{who} creó el grupo {quoted}",
-    r"Creaste el grupo {quoted}",
-    r"{who} (?:añadió a {names}|te añadió)",
-    r"Añadiste a {names}",
-    r"{who} salió(?: del grupo)?",
-    r"Saliste(?: del grupo)?",
-    r"{who} (?:eliminó a {names}|te eliminó)",
-    r"{who} cambió el (?:asunto|nombre del grupo) (?:de {quoted} )?a {quoted}",
-    r"{who} se unió (?:usando|con|mediante) el enlace de invitación(?: de este grupo)?",
-    r"(?:Llamada(?: de voz)?|Videollamada) (?:de grupo )?perdida",
-    # Portuguese
-    r"{who} criou o grupo {quoted}",
-    r"Você criou o grupo {quoted}",
-    r"{who} adicionou (?:você|{names})",
-    r"(?:{who}|Você) saiu(?: do grupo)?",
-    r"{who} removeu (?:você|{names})",
-    r"{who} (?:mudou|alterou) o (?:assunto|nome do grupo) (?:de {quoted} )?para {quoted}",
-    r"{who} entrou usando o link de convite(?: deste grupo)?",
-    r"Chamada de (?:voz|vídeo) perdida",
-    # German
-    r"{who} (?:hat|hast) (?:die )?Gruppe {quoted} erstellt",
-    r"{who} (?:hat|hast) (?:dich|{names}) hinzugefügt",
-    r"{who} (?:hat|hast) die Gruppe verlassen",
-    r"{who} (?:hat|hast) (?:dich|{names}) entfernt",
-    r"{who} (?:hat|hast) den (?:Betreff|Gruppennamen) (?:von {quoted} )?(?:zu|in) {quoted} geändert",
-    r"{who} (?:ist|bist) (?:der Gruppe )?über den Einladungslink(?: dieser Gruppe)? beigetreten",
-    r"Verpasster (?:Sprach|Video)anruf",
-    # Italian
-    r"{who} ha creato il gruppo {quoted}",
-    r"Hai creato il gruppo {quoted}",
-    r"{who} (?:ha aggiunto {names}|ti ha aggiunto)",
-    r"(?:{who} è uscit[oa]|Sei uscit[oa])(?: dal gruppo)?",
-    r"{who} ha abbandonato(?: il gruppo)?",
-    r"{who} (?:ha rimosso {names}|ti ha rimosso)",
-    r"{who} ha cambiato l['’]oggetto (?:da {quoted} )?(?:a|in) {quoted}",
-    r"{who} si è unit[oa] tramite il link d['’]invito(?: di questo gruppo)?",
-    r"(?:Chiamata vocale|Videochiamata) persa",
-    # Dutch
-    r"{who} (?:heeft|hebt) (?:de )?groep {quoted} aangemaakt",
-    r"{who} (?:heeft|hebt) (?:je|u|{names}) toegevoegd",
-    r"{who} (?:heeft|hebt) de groep verlaten",
-    r"{who} is vertrokken",
-    r"{who} (?:heeft|hebt) (?:je|u|{names}) verwijderd",
-    r"{who} (?:heeft|hebt) het onderwerp (?:gewijzigd (?:van {quoted} )?(?:in|naar) {quoted}|gewijzigd)",
-    r"{who} (?:is|bent) lid geworden via de uitnodigingslink(?: van deze groep)?",
-    r"Gemiste (?:spraak|video-?)oproep",
-    # Turkish
-    r"{who} {quoted} grubunu oluşturdu",
-    r"{who},? (?:seni|{names})(?: kişisini)? ekledi",
-    r"{who} (?:gruptan )?ayrıldı",
-    r"{who},? (?:seni|{names})(?: kişisini)? çıkardı",
-    r"Cevapsız (?:sesli|görüntülü) arama",
-    # Indonesian
-    r"{who} membuat grup {quoted}",
-    r"{who} menambahkan (?:Anda|{names})",
-    r"{who} keluar",
-    r"{who} mengeluarkan (?:Anda|{names})",
-    r"{who} bergabung menggunakan tautan undangan grup ini",
-    r"Panggilan (?:suara|video) tak terjawab",
-    # Arabic
-    r"أنشأ {ar_who} المجموعة {quoted}",
-    r"أنشأت المجموعة {quoted}",
-    r"أضاف {ar_who}",
-    r"أضافك {ar_who}",
-    r"غادرت?(?: المجموعة)? {ar_who}",
-    r"غادرت المجموعة",
-    r"أزال {ar_who}",
-    r"أزالك {ar_who}",
-    r"انضم {ar_who} باستخدام رابط الدعوة.*",
-    r"مكالمة (?:صوتية|فيديو) فائتة",
-)
-
-# Capitalised pronouns that start ordinary sentences ("He left"), never a system line.
-NOT_A_NAME: tuple[str, ...] = (
-    "I", "He", "She", "It", "We", "They", "This", "That", "There", "Someone", "Everyone", "Nobody", "Everybody",
-    "Je", "Tu", "Il", "Elle", "On", "Nous", "Ils", "Elles", "Ce", "Cela", "Ça", "Quelqu'un", "Tout",
-)
 
 # Top-level domains that make a bare `name.tld` a link. Those that are also common words or file extensions
 # (it, me, to, in, is, so, de, es, md, py, sh, zip…) only count when a path follows (`example.it/page`).
@@ -246,20 +48,6 @@ LINK_TLDS_WITH_PATH_ONLY: tuple[str, ...] = (
     "md", "py", "sh", "pl", "zip", "mov", "ci", "th", "ps", "rs", "nf", "ag", "gl", "im", "fyi",
 )
 
-# Words, one of which every SYSTEM_EVENTS line contains (lower case): lines without any are not even tried.
-SYSTEM_EVENT_WORDS: tuple[str, ...] = (
-    "created", "added", "left", "removed", "joined", "changed", "deleted", "turned", "pinned", "admin", "missed",
-    "security", "waiting", "business", "créé", "ajouté", "retiré", "parti", "quitté", "rejoint", "modifié",
-    "changé", "supprimé", "activé", "épinglé", "manqué", "sécurité", "attente",
-    "creó", "creaste", "añadió", "añadiste", "salió", "saliste", "eliminó", "cambió", "unió", "perdida",
-    "criou", "adicionou", "saiu", "removeu", "mudou", "alterou", "entrou",
-    "erstellt", "hinzugefügt", "verlassen", "entfernt", "geändert", "beigetreten", "verpasster",
-    "creato", "aggiunto", "uscit", "abbandonato", "rimosso", "cambiato", "invito", "persa",
-    "aangemaakt", "toegevoegd", "verlaten", "vertrokken", "verwijderd", "gewijzigd", "uitnodigingslink", "gemiste",
-    "oluşturdu", "ekledi", "ayrıldı", "çıkardı", "cevapsız",
-    "membuat", "menambahkan", "keluar", "mengeluarkan", "bergabung", "terjawab",
-    "أنشأ", "أضاف", "غادر", "أزال", "انضم", "فائتة",
-)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Patterns built from the tables.
@@ -285,20 +73,15 @@ def _any_of(phrases: Iterable[str]) -> str:
     return "(?:" + "|".join(_phrase(p) for p in ordered) + ")"
 
 
-def _flat(table: dict[str, tuple[str, ...]]) -> list[str]:
-    return [p for phrases in table.values() for p in phrases]
+def _phrases_of(table: dict[str, tuple[str, ...]]) -> list[str]:
+    """The phrases of a table of `tasks.whatsapp.phrases`, once each, without the brackets some are written with:
+    what the parser recognises is also what cleaning removes."""
+    return list(dict.fromkeys(p.strip("<>‹›").strip() for phrases in table.values() for p in phrases))
 
 
-def _merged(*tables: dict[str, tuple[str, ...]]) -> list[str]:
-    """The phrases of several tables, once each, without the brackets some are written with: this module's
-    tables and the WhatsApp parser's (tasks.whatsapp.phrases), so that what the parser recognises is also
-    what cleaning removes."""
-    return list(dict.fromkeys(p.strip("<>‹›").strip() for table in tables for p in _flat(table)))
-
-
-_MEDIA_PHRASES = _merged(MEDIA_OMITTED, whatsapp_phrases.MEDIA_OMITTED)
-_DELETED_PHRASES = _merged(DELETED_MESSAGE, whatsapp_phrases.DELETED)
-_EDITED_PHRASES = _merged(EDITED_MESSAGE, whatsapp_phrases.EDITED_MARKERS)
+_MEDIA_PHRASES = _phrases_of(MEDIA_OMITTED)
+_DELETED_PHRASES = _phrases_of(DELETED)
+_EDITED_PHRASES = _phrases_of(EDITED_MARKERS)
 
 
 def _word_trie(words: Iterable[str]) -> str:
@@ -598,10 +381,10 @@ _MEDIA_BRACKETED = _bracketed(rf"{_HSPACE}*{_any_of(_MEDIA_PHRASES)}{_HSPACE}*[>
 _LINES_ENDING_WITH_A_PLACEHOLDER = _lines_ending_with(_MEDIA_PHRASES + _EDITED_PHRASES + _DELETED_PHRASES)
 _MEDIA_BARE = _LineFilter((_WholeMessage(_MEDIA_PHRASES),), _LINES_ENDING_WITH_A_PLACEHOLDER)
 _MEDIA_ATTACHED = _bracketed(
-    rf"{_HSPACE}*{_any_of(_merged(ATTACHED_LABELS, whatsapp_phrases.ATTACHED_LABELS))}{_HSPACE}*:[^<>‹›\n]*[>›]"
+    rf"{_HSPACE}*{_any_of(_phrases_of(ATTACHED_LABELS))}{_HSPACE}*:[^<>‹›\n]*[>›]"
 )
 _FILE_ATTACHED_NOTE = re.compile(
-    rf"\({_HSPACE}*{_any_of(_merged(FILE_ATTACHED, whatsapp_phrases.FILE_ATTACHED))}{_HSPACE}*\)", re.I
+    rf"\({_HSPACE}*{_any_of(_phrases_of(FILE_ATTACHED))}{_HSPACE}*\)", re.I
 )
 # The attachment is the whole message, so after "Name:" (or alone on its line) its name may contain spaces
 # ("Max Caulfield.vcf"); elsewhere only a space-free file name counts.

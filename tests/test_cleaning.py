@@ -10,15 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tasks.cleaning import (
-    RULES,
-    SYSTEM_EVENT_WORDS,
-    SYSTEM_EVENTS,
-    CleanRules,
-    clean_text,
-    clean_text_plainly,
-)
+from tasks.cleaning import RULES, CleanRules, clean_text, clean_text_plainly
 from tasks.whatsapp import phrases as whatsapp_phrases
+from tasks.whatsapp.phrases import SYSTEM_EVENT_WORDS, SYSTEM_EVENTS
 
 ROOT = Path(__file__).resolve().parents[1]
 WHATSAPP = ROOT / ".." / "shared" / "data" / "whatsapp"

@@ -1,15 +1,17 @@
-"""Every localised phrase the WhatsApp parser recognises, in one table per purpose and one row per language.
+"""Every localised phrase of WhatsApp exports, in one table per purpose and one row per language: what the parser
+recognises (`tasks.whatsapp.classify`, `tasks.whatsapp.headers`) and what the clean stage removes (`tasks.cleaning`).
 
 WhatsApp writes placeholders ("<Media omitted>"), markers ("<This message was edited>") and system events
 ("Missed voice call") in the phone's language. To support another language, add its phrases here; nothing else
 changes. Languages covered: en, fr, es, pt, de, it, nl, tr, ar, id (and ru where known).
 
-Matching rules (applied in `tasks.whatsapp.classify`):
+Matching rules:
 - whole-message phrases (`MEDIA_OMITTED`, `DELETED`) are compared after case folding, with surrounding `<>`/`‹›`,
   whitespace and a final full stop removed;
 - `EDITED_MARKERS` are found at the end of a message, inside `<…>`;
 - the `*_PATTERNS` tables are case-insensitive regular expressions.
-The clean stage may import these tables to strip the same placeholders from text.
+Cleaning removes the same placeholders, markers and attachment notes wherever they stand in a text, ignoring case
+and brackets, and removes whole system lines with tables of its own (section "Whole system lines").
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ from __future__ import annotations
 # The tables are laid out by language, several phrases per line, for reading side by side.
 # fmt: off
 
+# ---------------------------------------------------------------------------------------------------------------
+# What a message is: media, attachment, deleted, edited, poll or system event (`tasks.whatsapp.classify`).
+# ---------------------------------------------------------------------------------------------------------------
+
 # Whole-message placeholders of media left out of an export ("Export chat → Without media"), Android and iOS.
 MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
     "en": (
         "<Media omitted>", "image omitted", "video omitted", "audio omitted", "sticker omitted",
         "GIF omitted", "document omitted", "Contact card omitted", "voice message omitted",
         "<View once voice message omitted>", "<View once photo omitted>", "<View once video omitted>",
+        "video note omitted", "View once message",
     ),
     "fr": (
         "<Médias omis>", "<Fichier omis>", "image absente", "vidéo absente", "audio omis", "autocollant omis",
@@ -44,7 +51,7 @@ MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
     ),
     "it": (
         "<Media omessi>", "immagine omessa", "video omesso", "audio omesso", "sticker omesso", "GIF esclusa",
-        "documento omesso", "scheda contatto omessa",
+        "GIF omessa", "documento omesso", "scheda contatto omessa",
     ),
     "nl": (
         "<Media weggelaten>", "afbeelding weggelaten", "video weggelaten", "audio weggelaten",
@@ -56,8 +63,8 @@ MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
         "kişi kartı dahil edilmedi",
     ),
     "ar": (
-        "<تم استبعاد الوسائط>", "<الوسائط غير مضمنة>", "تم استبعاد الصورة", "تم استبعاد الفيديو",
-        "تم استبعاد الصوت", "تم استبعاد الملصق", "تم استبعاد GIF", "تم استبعاد المستند",
+        "<تم استبعاد الوسائط>", "<الوسائط غير مضمنة>", "الوسائط محذوفة", "تم استبعاد الصورة",
+        "تم استبعاد الفيديو", "تم استبعاد الصوت", "تم استبعاد الملصق", "تم استبعاد GIF", "تم استبعاد المستند",
         "تم استبعاد بطاقة جهة الاتصال",
     ),
     "id": (
@@ -79,14 +86,14 @@ OMITTED_WORDS: tuple[str, ...] = (
 # Android "with media" exports: "IMG-20180627-WA0028.jpg (file attached)", caption on the following lines.
 FILE_ATTACHED: dict[str, tuple[str, ...]] = {
     "en": ("file attached",),
-    "fr": ("fichier joint",),
+    "fr": ("fichier joint", "fichier attaché"),
     "es": ("archivo adjunto",),
     "pt": ("arquivo anexado", "ficheiro anexado"),
     "de": ("Datei angehängt",),
     "it": ("file allegato",),
     "nl": ("bestand bijgevoegd",),
     "tr": ("dosya ekli", "dosya eklendi"),
-    "ar": ("ملف مرفق",),
+    "ar": ("ملف مرفق", "الملف مرفق"),
     "id": ("file terlampir",),
     "ru": ("файл прикреплен", "файл прикреплён"),
 }
@@ -99,7 +106,7 @@ ATTACHED_LABELS: dict[str, tuple[str, ...]] = {
     "fr": ("pièce jointe", "joint"),
     "es": ("adjunto",),
     "pt": ("anexado", "anexo"),
-    "de": ("Anhang",),
+    "de": ("Anhang", "angehängt"),
     "it": ("allegato",),
     "nl": ("bijgevoegd", "bijlage"),
     "tr": ("ek", "eklendi"),
@@ -125,9 +132,11 @@ DELETED: dict[str, tuple[str, ...]] = {
     "es": ("Se eliminó este mensaje", "Eliminaste este mensaje", "Este mensaje fue eliminado"),
     "pt": (
         "Mensagem apagada", "Você apagou esta mensagem", "Esta mensagem foi apagada",
-        "Esta mensagem foi eliminada", "Eliminou esta mensagem",
+        "Esta mensagem foi eliminada", "Eliminou esta mensagem", "Apagaste esta mensagem",
     ),
-    "de": ("Diese Nachricht wurde gelöscht", "Du hast diese Nachricht gelöscht"),
+    "de": (
+        "Diese Nachricht wurde gelöscht", "Du hast diese Nachricht gelöscht", "Sie haben diese Nachricht gelöscht",
+    ),
     "it": ("Questo messaggio è stato eliminato", "Hai eliminato questo messaggio"),
     "nl": ("Dit bericht is verwijderd", "Je hebt dit bericht verwijderd", "U heeft dit bericht verwijderd"),
     "tr": ("Bu mesaj silindi", "Bu mesajı sildiniz", "Bu mesajı sildin"),
@@ -252,6 +261,179 @@ GROUP_EVENT_PATTERNS: dict[str, tuple[str, ...]] = {
     "ar": (r"أنشأ المجموعة", r"أنشأت المجموعة", r"غيّ?ر (?:الموضوع|وصف المجموعة|اسم المجموعة)"),
     "id": (r"membuat grup", r"mengubah (?:subjek|deskripsi grup|nama grup)"),
 }
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whole system lines, as the clean stage removes them from any text (`tasks.cleaning`): the parser needs fewer,
+# since it takes every line without "Name: " for a system line (SYSTEM_PATTERNS, GROUP_EVENT_PATTERNS above),
+# while cleaning meets these lines inside documents, after a timestamp or a name, and must tell them from
+# sentences ("He left"). Matching ignores case and accepts any run of spaces where a phrase has one.
+# ---------------------------------------------------------------------------------------------------------------
+
+# End-to-end encryption notices: a line containing one is removed whole (iOS may put an author before it).
+ENCRYPTION_NOTICES: tuple[str, ...] = (
+    "Messages and calls are end-to-end encrypted",
+    "Messages to this group are now secured with end-to-end encryption",
+    "Messages to this chat and calls are now secured with end-to-end encryption",
+    "Messages you send to this chat and calls are now secured with end-to-end encryption",
+    "Messages you send to this group are now secured with end-to-end encryption",
+    "Les messages et les appels sont chiffrés de bout en bout",
+    "Les messages envoyés dans ce groupe sont désormais protégés avec le chiffrement de bout en bout",
+    "Les messages que vous envoyez dans cette discussion et les appels sont désormais protégés avec le "
+    "chiffrement de bout en bout",
+    "Los mensajes y las llamadas están cifrados de extremo a extremo",
+    "As mensagens e as chamadas são protegidas com a criptografia de ponta-a-ponta",
+    "Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt",
+    "Nachrichten, die du in diesem Chat sendest, sowie Anrufe, sind jetzt mit Ende-zu-Ende-Verschlüsselung "
+    "geschützt",
+    "I messaggi e le chiamate sono crittografati end-to-end",
+    "I messaggi inviati a questa chat e le chiamate sono ora protetti con la crittografia end-to-end",
+    "Berichten en oproepen worden end-to-end versleuteld",
+    "Mesajlar ve aramalar uçtan uca şifrelidir",
+    "Pesan dan panggilan terenkripsi secara end-to-end",
+    "الرسائل والمكالمات مشفرة تمامًا بين الطرفين",
+)
+
+# System events, as regular expressions that must fill the whole line (after an optional export timestamp).
+# `{who}` is a participant (a capitalised name, a phone number, or You/Vous), `{names}` a list of them,
+# `{quoted}` a quoted group name, `{ar_who}` a name in Arabic script (or a phone number). English and French in
+# full; the common events (group created, added, left, removed, subject changed, joined by link, missed call) in
+# Spanish, Portuguese, German, Italian, Dutch, Turkish, Indonesian and Arabic.
+SYSTEM_EVENTS: tuple[str, ...] = (
+    # English
+    r"{who} created group {quoted}",
+    r"{who} created this group",
+    r"{who} added {names}",
+    r"{who} (?:were|was) (?:added|removed)",
+    r"{who} left",
+    r"{who} removed {names}",
+    r"{who} joined using this group's invite link",
+    r"{who} changed (?:the subject|the group name) (?:from {quoted} )?to {quoted}",
+    r"{who} (?:changed|deleted) (?:this group's icon|the group description)",
+    r"{who} changed (?:their|your) phone number to a new number\..*",
+    r"{who} changed to {names}",
+    r"{who} changed (?:this group's |the group )?settings (?:so|to) .*",
+    r"{who} turned (?:on|off) disappearing messages\..*",
+    r"{who} pinned a message",
+    r"{who} (?:is|are|'re) (?:now|no longer) an admin",
+    r"Missed (?:group )?(?:voice|video) call",
+    r"Your security code with .{1,80} changed\..*",
+    r"Waiting for this message\..*",
+    r"This chat is with a business account\..*",
+    # French
+    r"{who} (?:a|avez) créé (?:le groupe {quoted}|ce groupe)",
+    r"{who} (?:a|avez) ajouté {names}",
+    r"{who} (?:a|avez) été (?:ajouté|retiré)e?",
+    r"{who} vous a (?:ajouté|retiré)e?",
+    r"{who} (?:est|êtes) partie?",
+    r"{who} (?:a|avez) quitté(?: le groupe)?",
+    r"{who} (?:a|avez) retiré {names}",
+    r"{who} (?:a|avez) rejoint (?:ce|le) groupe (?:via|avec|en utilisant) le lien d['’]invitation.*",
+    r"{who} (?:a|avez) (?:modifié|changé) (?:le sujet|le nom du groupe) (?:de {quoted} )?(?:en|à|pour) {quoted}",
+    r"{who} (?:a|avez) (?:modifié|changé|supprimé) (?:l['’]icône (?:de ce|du) groupe|la description du groupe)",
+    r"{who} (?:a|avez) changé (?:de|son|votre) numéro.*",
+    r"{who} (?:a|avez) (?:activé|désactivé) les messages éphémères.*",
+    r"{who} (?:a|avez) épinglé un message",
+    r"{who} (?:est|êtes) (?:maintenant|désormais|plus) (?:un )?admin(?:istrateur)?",
+    r"Appel (?:vocal|vidéo) (?:de groupe )?manqué",
+    r"Votre code de sécurité avec .{1,80} a changé\..*",
+    r"En attente de ce message\..*",
+    # Spanish
+    r"{who} creó el grupo {quoted}",
+    r"Creaste el grupo {quoted}",
+    r"{who} (?:añadió a {names}|te añadió)",
+    r"Añadiste a {names}",
+    r"{who} salió(?: del grupo)?",
+    r"Saliste(?: del grupo)?",
+    r"{who} (?:eliminó a {names}|te eliminó)",
+    r"{who} cambió el (?:asunto|nombre del grupo) (?:de {quoted} )?a {quoted}",
+    r"{who} se unió (?:usando|con|mediante) el enlace de invitación(?: de este grupo)?",
+    r"(?:Llamada(?: de voz)?|Videollamada) (?:de grupo )?perdida",
+    # Portuguese
+    r"{who} criou o grupo {quoted}",
+    r"Você criou o grupo {quoted}",
+    r"{who} adicionou (?:você|{names})",
+    r"(?:{who}|Você) saiu(?: do grupo)?",
+    r"{who} removeu (?:você|{names})",
+    r"{who} (?:mudou|alterou) o (?:assunto|nome do grupo) (?:de {quoted} )?para {quoted}",
+    r"{who} entrou usando o link de convite(?: deste grupo)?",
+    r"Chamada de (?:voz|vídeo) perdida",
+    # German
+    r"{who} (?:hat|hast) (?:die )?Gruppe {quoted} erstellt",
+    r"{who} (?:hat|hast) (?:dich|{names}) hinzugefügt",
+    r"{who} (?:hat|hast) die Gruppe verlassen",
+    r"{who} (?:hat|hast) (?:dich|{names}) entfernt",
+    r"{who} (?:hat|hast) den (?:Betreff|Gruppennamen) (?:von {quoted} )?(?:zu|in) {quoted} geändert",
+    r"{who} (?:ist|bist) (?:der Gruppe )?über den Einladungslink(?: dieser Gruppe)? beigetreten",
+    r"Verpasster (?:Sprach|Video)anruf",
+    # Italian
+    r"{who} ha creato il gruppo {quoted}",
+    r"Hai creato il gruppo {quoted}",
+    r"{who} (?:ha aggiunto {names}|ti ha aggiunto)",
+    r"(?:{who} è uscit[oa]|Sei uscit[oa])(?: dal gruppo)?",
+    r"{who} ha abbandonato(?: il gruppo)?",
+    r"{who} (?:ha rimosso {names}|ti ha rimosso)",
+    r"{who} ha cambiato l['’]oggetto (?:da {quoted} )?(?:a|in) {quoted}",
+    r"{who} si è unit[oa] tramite il link d['’]invito(?: di questo gruppo)?",
+    r"(?:Chiamata vocale|Videochiamata) persa",
+    # Dutch
+    r"{who} (?:heeft|hebt) (?:de )?groep {quoted} aangemaakt",
+    r"{who} (?:heeft|hebt) (?:je|u|{names}) toegevoegd",
+    r"{who} (?:heeft|hebt) de groep verlaten",
+    r"{who} is vertrokken",
+    r"{who} (?:heeft|hebt) (?:je|u|{names}) verwijderd",
+    r"{who} (?:heeft|hebt) het onderwerp (?:gewijzigd (?:van {quoted} )?(?:in|naar) {quoted}|gewijzigd)",
+    r"{who} (?:is|bent) lid geworden via de uitnodigingslink(?: van deze groep)?",
+    r"Gemiste (?:spraak|video-?)oproep",
+    # Turkish
+    r"{who} {quoted} grubunu oluşturdu",
+    r"{who},? (?:seni|{names})(?: kişisini)? ekledi",
+    r"{who} (?:gruptan )?ayrıldı",
+    r"{who},? (?:seni|{names})(?: kişisini)? çıkardı",
+    r"Cevapsız (?:sesli|görüntülü) arama",
+    # Indonesian
+    r"{who} membuat grup {quoted}",
+    r"{who} menambahkan (?:Anda|{names})",
+    r"{who} keluar",
+    r"{who} mengeluarkan (?:Anda|{names})",
+    r"{who} bergabung menggunakan tautan undangan grup ini",
+    r"Panggilan (?:suara|video) tak terjawab",
+    # Arabic
+    r"أنشأ {ar_who} المجموعة {quoted}",
+    r"أنشأت المجموعة {quoted}",
+    r"أضاف {ar_who}",
+    r"أضافك {ar_who}",
+    r"غادرت?(?: المجموعة)? {ar_who}",
+    r"غادرت المجموعة",
+    r"أزال {ar_who}",
+    r"أزالك {ar_who}",
+    r"انضم {ar_who} باستخدام رابط الدعوة.*",
+    r"مكالمة (?:صوتية|فيديو) فائتة",
+)
+
+# Capitalised pronouns that start ordinary sentences ("He left"), never a system line.
+NOT_A_NAME: tuple[str, ...] = (
+    "I", "He", "She", "It", "We", "They", "This", "That", "There", "Someone", "Everyone", "Nobody", "Everybody",
+    "Je", "Tu", "Il", "Elle", "On", "Nous", "Ils", "Elles", "Ce", "Cela", "Ça", "Quelqu'un", "Tout",
+)
+
+# Words, one of which every SYSTEM_EVENTS line contains (lower case): lines without any are not even tried.
+SYSTEM_EVENT_WORDS: tuple[str, ...] = (
+    "created", "added", "left", "removed", "joined", "changed", "deleted", "turned", "pinned", "admin", "missed",
+    "security", "waiting", "business", "créé", "ajouté", "retiré", "parti", "quitté", "rejoint", "modifié",
+    "changé", "supprimé", "activé", "épinglé", "manqué", "sécurité", "attente",
+    "creó", "creaste", "añadió", "añadiste", "salió", "saliste", "eliminó", "cambió", "unió", "perdida",
+    "criou", "adicionou", "saiu", "removeu", "mudou", "alterou", "entrou",
+    "erstellt", "hinzugefügt", "verlassen", "entfernt", "geändert", "beigetreten", "verpasster",
+    "creato", "aggiunto", "uscit", "abbandonato", "rimosso", "cambiato", "invito", "persa",
+    "aangemaakt", "toegevoegd", "verlaten", "vertrokken", "verwijderd", "gewijzigd", "uitnodigingslink", "gemiste",
+    "oluşturdu", "ekledi", "ayrıldı", "çıkardı", "cevapsız",
+    "membuat", "menambahkan", "keluar", "mengeluarkan", "bergabung", "terjawab",
+    "أنشأ", "أضاف", "غادر", "أزال", "انضم", "فائتة",
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# Dates and times in export headers (`tasks.whatsapp.headers`).
+# ---------------------------------------------------------------------------------------------------------------
 
 # Words some locales write between the date and the time: "26/09/2019 à 22:39 - " (French Android),
 # "15.3.2023 klo 22.30 - " (Finnish).

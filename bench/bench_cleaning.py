@@ -1,4 +1,4 @@
-"""Throughput of `clean_text` (tasks/cleaning.py) on ~20 MB per corpus: Shakespeare speeches (prose with few
+"""Throughput of `clean_text` (tasks/cleaning/) on ~20 MB per corpus: Shakespeare speeches (prose with few
 matches), raw Common Crawl WET text (web prose) and synthetic WhatsApp-like conversations (many matches). Each
 corpus is cleaned with all rules and, for comparison, with the three character rules alone (control characters,
 NFC, whitespace: the cost of any cleaning at all), beside the aim of issue 3 (≥ 10 MB/s per core with all rules).

@@ -11,8 +11,8 @@ amount of context.
 
 Train/val is split by session (a salted hash of chat_id and session number), so no conversation is in both;
 when there are at least two sessions each split gets one. Output: `train.parquet` and `val.parquet` with
-`example_id, chat_id, session, text, turns (list<struct<role, text>>), n_tokens`; `model.sft.encode_example`
-turns `turns` into ids and the per-token loss mask.
+`example_id, chat_id, session, text, turns (list<struct<role, text>>), n_tokens`;
+`storage.chat_format.encode_example` turns `turns` into ids and the per-token loss mask.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from model.sft import ASSISTANT, USER, ChatTokens, encode_turn, format_turns
+from storage.chat_format import ASSISTANT, USER, ChatTokens, encode_turn, format_turns, load_tokenizer
 from storage.parquet import ParquetShardWriter, iter_batches, read_schema
 from tasks.cleaning import CleanRules, clean_text
-from tasks.tokenizer import load_tokenizer
 from tasks.training import SftDataParams
 
 STAGE = "sft-data"

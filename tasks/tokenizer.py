@@ -15,9 +15,10 @@ Choices, for chat and multilingual text (DESIGN §4):
   `gpt4` (the cl100k pattern) and `gpt2` (the ByteLevel default regex) are there to compare.
 - **Special tokens** `<|startoftext|>`, `<|separator|>`, `<|endoftext|>`, `<|pad|>` get ids 0–3 and are
   registered as special: one id each, never split, skipped by `decode(..., skip_special_tokens=True)`. They are
-  never produced from plain text: load the tokenizer with `load_tokenizer`, which sets `encode_special_tokens`,
-  so a user typing "<|endoftext|>" gets ordinary tokens; the pipeline inserts special ids itself. (That flag is
-  not stored in `tokenizer.json`; a bare `Tokenizer.from_file` would match the strings.)
+  never produced from plain text: load the tokenizer with `load_tokenizer` (`storage.chat_format`, shared with
+  the model), which sets `encode_special_tokens`, so a user typing "<|endoftext|>" gets ordinary tokens; the
+  pipeline inserts special ids itself. (That flag is not stored in `tokenizer.json`; a bare
+  `Tokenizer.from_file` would match the strings.)
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ from typing import Literal
 from pydantic import Field, field_validator
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
+# the special tokens and tokenizer loading are shared with the model, so they live in storage (re-exported here)
+from storage.chat_format import (  # noqa: F401
+    BOS,
+    EOT,
+    PAD,
+    SEP,
+    SPECIAL_TOKENS,
+    TOKENIZER_FILE,
+    load_tokenizer,
+    tokenizer_file,
+)
 from storage.fingerprint import hash_file
 from storage.parquet import iter_batches
 from tasks.base import StrictModel
@@ -41,10 +53,6 @@ from tasks.sample import document_key, nominal_threshold
 
 STAGE = "tokenizer"
 STAGE_VERSION = "1"
-TOKENIZER_FILE = "tokenizer.json"
-
-BOS, SEP, EOT, PAD = "<|startoftext|>", "<|separator|>", "<|endoftext|>", "<|pad|>"
-SPECIAL_TOKENS: tuple[str, ...] = (BOS, SEP, EOT, PAD)
 BYTE_ALPHABET = 256
 MIN_VOCAB = BYTE_ALPHABET + len(SPECIAL_TOKENS)
 TRAIN_BATCH_DOCS = 1_000
@@ -127,30 +135,6 @@ def new_tokenizer(params: TokenizerParams) -> Tokenizer:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = _pre_tokenizer(params.pretokenizer)
     tok.decoder = decoders.ByteLevel()
-    return tok
-
-
-def tokenizer_file(path: str | os.PathLike) -> Path:
-    """`tokenizer.json` itself, given the file or the tokenizer dataset's folder."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / TOKENIZER_FILE
-    if not path.is_file():
-        raise ValueError(f"{path}: no tokenizer file (run the tokenizer stage first)")
-    return path
-
-
-def load_tokenizer(path: str | os.PathLike) -> Tokenizer:
-    """Load a trained `tokenizer.json` the way the pipeline uses it: special strings in text stay plain text."""
-    path = tokenizer_file(path)
-    try:
-        tok = Tokenizer.from_file(str(path))
-    except Exception as e:  # the library raises its own exception types for malformed JSON
-        raise ValueError(f"{path}: not a HuggingFace tokenizer.json ({e})") from e
-    missing = [s for s in SPECIAL_TOKENS if tok.token_to_id(s) is None]
-    if missing:
-        raise ValueError(f"{path}: tokenizer lacks the special token(s) {', '.join(missing)}")
-    tok.encode_special_tokens = True
     return tok
 
 

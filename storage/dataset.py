@@ -12,19 +12,23 @@ import fcntl
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from storage.atomic import atomic_path, write_text_atomic
 from storage.fingerprint import FP_DIR_LEN, canonical_json, hash_file
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 REJECTED = "rejected"
+SHARDS = ".shards"  # the writer's record of finished shards, until publish
+_SHARD_INDEX = re.compile(r"\d{5}")
 
 
 class DatasetError(ValueError):
@@ -205,6 +209,7 @@ class DatasetWriter:
         self.final = dataset_dir(data_root, stage, fp)
         self.tmp = self.final.parent / f".{fp[:FP_DIR_LEN]}.tmp"
         self._lock_fd: int | None = None
+        self._earlier: dict[str, tuple[Path, dict]] | None = None
         self._started = _now()
         self._t0 = time.monotonic()
         self.published: Path | None = None
@@ -241,14 +246,54 @@ class DatasetWriter:
 
     def shard_record(self, name: str) -> Path:
         """Where a shard task's result is kept until publish, so a resumed run can skip finished shards."""
-        folder = self.tmp / ".shards"
+        folder = self.tmp / SHARDS
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{name}.json"
+
+    def finished_shard(self, name: str) -> dict | None:
+        """The result a run of this dataset recorded for shard `name` (an interrupted run's too), else None."""
+        record = self.tmp / SHARDS / f"{name}.json"
+        try:
+            entry = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        return entry.get("result") if isinstance(entry, dict) else None
+
+    def record_shard(self, name: str, result: Mapping, key: str | None, files: Sequence[str | os.PathLike] = (),
+                     reused_from: str | None = None) -> None:
+        """Keep shard `name`'s result, its content key (see `shard_key`) and the files it wrote."""
+        entry: dict = {"result": dict(result), "key": key,
+                       "files": [Path(f).relative_to(self.tmp).as_posix() for f in files if Path(f).is_file()]}
+        if reused_from:
+            entry["reused_from"] = reused_from
+        write_text_atomic(self.shard_record(name), json.dumps(entry))
+
+    def reuse_shard(self, name: str, key: str | None, index: int) -> dict | None:
+        """Take shard `name` from an earlier published dataset of this stage that computed a shard from the same
+        content `key`: its files are linked in (renumbered as shard `index`) and its result recorded and
+        returned. None when no earlier dataset has it (or its files are gone)."""
+        if not key:
+            return None
+        if self._earlier is None:
+            self._earlier = _published_shards(self.data_root, self.stage)
+        hit = self._earlier.get(key)
+        if hit is None:
+            return None
+        old_dir, entry = hit
+        rels = entry.get("files", [])
+        sources = [old_dir / rel for rel in rels]
+        if not isinstance(entry.get("result"), dict) or not all(src.is_file() for src in sources):
+            return None
+        files = [self.tmp / _renumbered(rel, index) for rel in rels]
+        for src, dst in zip(sources, files, strict=True):
+            _link_or_copy(src, dst)
+        self.record_shard(name, entry["result"], key, files, reused_from=old_dir.name)
+        return entry["result"]
 
     def _shard_entries(self) -> list[dict]:
         """The shard records that carry a content key: kept in the manifest so a later dataset of the same stage
         can reuse a shard computed from the same content (name, key, its files, its result)."""
-        folder = self.tmp / ".shards"
+        folder = self.tmp / SHARDS
         entries = []
         for record in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             try:
@@ -302,14 +347,8 @@ class DatasetWriter:
             host=socket.gethostname() or platform.node(),
             code_version=code_version(),
         )
-        mf = self.tmp / MANIFEST
-        tmp_mf = self.tmp / (MANIFEST + ".partial")
-        with open(tmp_mf, "w", encoding="utf-8") as fh:
-            fh.write(manifest.to_json())
-            fh.flush()
-            os.fsync(fh.fileno())
-        shutil.rmtree(self.tmp / ".shards", ignore_errors=True)
-        os.replace(tmp_mf, mf)
+        shutil.rmtree(self.tmp / SHARDS, ignore_errors=True)
+        write_text_atomic(self.tmp / MANIFEST, manifest.to_json(), durable=True)
         if self.final.exists() and replace:
             old = self.final.parent / f".{self.final.name}.old"
             shutil.rmtree(old, ignore_errors=True)
@@ -327,6 +366,39 @@ class DatasetWriter:
         _fsync_dir(self.final.parent)
         self.published = self.final
         return self.final
+
+
+def _published_shards(data_root: str | os.PathLike, stage: str) -> dict[str, tuple[Path, dict]]:
+    """Shards of the published datasets of `stage`, by content key (for incremental reruns)."""
+    found: dict[str, tuple[Path, dict]] = {}
+    for mf in sorted(Path(data_root, stage).glob(f"*/{MANIFEST}")):
+        try:
+            shards = json.loads(mf.read_text(encoding="utf-8")).get("stats", {}).get("shards") or []
+        except (OSError, json.JSONDecodeError):
+            continue
+        for entry in shards:
+            if isinstance(entry, dict) and entry.get("key"):
+                found.setdefault(entry["key"], (mf.parent, entry))
+    return found
+
+
+def _renumbered(rel: str, index: int) -> str:
+    """`rejected/part-00003.parquet` as the file of shard `index` (the last 5-digit number is the shard's)."""
+    folder, _, name = rel.rpartition("/")
+    matches = list(_SHARD_INDEX.finditer(name))
+    if matches:
+        m = matches[-1]
+        name = f"{name[: m.start()]}{index:05d}{name[m.end():]}"
+    return f"{folder}/{name}" if folder else name
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Datasets are immutable, so a reused shard shares the bytes (a hard link) where the filesystem allows."""
+    with atomic_path(dst) as tmp:
+        try:
+            os.link(src, tmp)
+        except OSError:
+            shutil.copy2(src, tmp)
 
 
 def list_datasets(data_root: str | os.PathLike) -> list[Path]:

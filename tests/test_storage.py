@@ -233,3 +233,53 @@ def test_run_pointer_and_lineage_back_to_raw_files(tmp_path):
     assert tree.children[0].children[0].path == str(raw)
     assert raw_files(clean) == [str(raw)]
     assert all_pointed_datasets(tmp_path / "d") == {ingest.resolve(), clean.resolve()}
+
+
+# ------------------------------------------------------------------------------------ shard records and reuse
+
+
+def _write_part(path, rows):
+    with ParquetShardWriter(path, DOCUMENT_SCHEMA) as w:
+        w.write_rows(rows)
+
+
+def test_a_resumed_writer_finds_the_shards_an_interrupted_run_finished(tmp_path):
+    with DatasetWriter(tmp_path, "clean", "1", "a" * 64, {}, []) as w:
+        _write_part(w.part_path(0), ROWS[:3])
+        w.record_shard("part-00000", {"docs_in": 3}, key="k0", files=[w.part_path(0)])
+    # killed before publish: a new writer of the same dataset resumes
+    with DatasetWriter(tmp_path, "clean", "1", "a" * 64, {}, []) as w:
+        assert w.finished_shard("part-00000") == {"docs_in": 3}
+        assert w.finished_shard("part-00001") is None
+        path = w.publish({"in": 3, "out": 3})
+    shards = read_manifest(path).stats["shards"]
+    assert shards == [{"name": "part-00000", "result": {"docs_in": 3}, "key": "k0", "files": ["part-00000.parquet"]}]
+
+
+def test_a_later_dataset_reuses_a_shard_computed_from_the_same_content(tmp_path):
+    with DatasetWriter(tmp_path, "clean", "1", "a" * 64, {}, []) as w:
+        _write_part(w.part_path(0), ROWS[:3])
+        _write_part(w.rejected_path(0), ROWS[3:4])
+        w.record_shard("part-00000", {"docs_in": 4}, key="same-content",
+                       files=[w.part_path(0), w.rejected_path(0)])
+        first = w.publish({"in": 4})
+    with DatasetWriter(tmp_path, "clean", "1", "b" * 64, {}, []) as w:
+        assert w.reuse_shard("part-00002", "other-content", 2) is None
+        assert w.reuse_shard("part-00002", "same-content", 2) == {"docs_in": 4}
+        assert w.finished_shard("part-00002") == {"docs_in": 4}
+        second = w.publish({"in": 4})
+    assert (second / "part-00002.parquet").read_bytes() == (first / "part-00000.parquet").read_bytes()
+    assert (second / "rejected" / "part-00002.parquet").read_bytes() == (first / "rejected" / "part-00000.parquet").read_bytes()
+    (entry,) = read_manifest(second).stats["shards"]
+    assert entry["reused_from"] == "a" * 16 and entry["files"] == ["part-00002.parquet", "rejected/part-00002.parquet"]
+
+
+def test_a_shard_whose_files_are_gone_is_not_reused(tmp_path):
+    with DatasetWriter(tmp_path, "clean", "1", "a" * 64, {}, []) as w:
+        _write_part(w.part_path(0), ROWS[:3])
+        w.record_shard("part-00000", {"docs_in": 3}, key="k", files=[w.part_path(0)])
+        first = w.publish({"in": 3})
+    (first / "part-00000.parquet").unlink()
+    with DatasetWriter(tmp_path, "clean", "1", "b" * 64, {}, []) as w:
+        assert w.reuse_shard("part-00000", "k", 0) is None
+        assert not w.part_path(0).exists()

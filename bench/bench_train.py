@@ -39,7 +39,8 @@ import summary  # noqa: E402  (headline figures for bench/run_all.py)
 from bench_model import NANOGPT_REFERENCE, throughput  # noqa: E402
 
 from model import GPT, ModelConfig, count_parameters, flops_per_token, mfu  # noqa: E402
-from model.train import perplexity_table, train  # noqa: E402
+from model.evaluation import perplexity_table  # noqa: E402
+from model.train import train  # noqa: E402
 from storage.fingerprint import hash_file  # noqa: E402
 from storage.parquet import ParquetShardWriter  # noqa: E402
 from storage.schemas import MESSAGE_SCHEMA  # noqa: E402

@@ -213,7 +213,7 @@ def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, 
 def _evaluation(cfg: PipelineConfig, plan: StagePlan, w, sft_run: Path | None, lora_run: Path | None) -> dict:
     """Held-out Assistant-turn perplexity: base vs SFT vs LoRA (whichever exist), as a table and a dict; paths
     inside the run being written are named where they will be once it is published."""
-    from model.train import perplexity_table
+    from model.evaluation import perplexity_table
 
     val = _validation_file(plan.input("sft-data").path)
     if val is None:

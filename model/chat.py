@@ -16,9 +16,18 @@ from typing import Any
 
 import torch
 
+from model.evaluation import load_for_inference, recorded_tokenizer
 from model.generate import generate
-from model.sft import ASSISTANT, USER, ChatTokens, encode_turn, turn_header
 from model.transformer import GPT
+from storage.chat_format import (
+    ASSISTANT,
+    USER,
+    ChatTokens,
+    encode_turn,
+    load_tokenizer,
+    tokenizer_file,
+    turn_header,
+)
 
 
 @dataclass
@@ -105,8 +114,6 @@ def load_chat(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None =
               options: SamplingOptions | None = None) -> tuple[ChatSession, dict]:
     """A ChatSession on a checkpoint (or run folder), optionally with a LoRA adapter merged in. The tokenizer
     defaults to the one recorded in the checkpoint's state.json. Returns the session and what was loaded."""
-    from model.train import load_for_inference, load_run_tokenizer, recorded_tokenizer
-
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     model, info = load_for_inference(checkpoint, adapter, device)
@@ -115,7 +122,7 @@ def load_chat(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None =
         raise ValueError(f"{info['checkpoint']} records no tokenizer (no state.json); pass --tokenizer")
     if not Path(tok_path).exists():
         raise FileNotFoundError(f"tokenizer {tok_path} (recorded in the checkpoint) is gone; pass --tokenizer")
-    tok, tok_file = load_run_tokenizer(Path(tok_path))
+    tok, tok_file = load_tokenizer(tok_path), tokenizer_file(tok_path)
     if tok.get_vocab_size() > model.config.vocab_size:
         raise ValueError(f"tokenizer {tok_file} has {tok.get_vocab_size()} ids, more than the model's "
                          f"{model.config.vocab_size}: not the tokenizer this model was trained with")

@@ -1,16 +1,21 @@
-"""Saving and loading model weights as safetensors plus config.json (DESIGN §3, Checkpoints).
+"""The tensors of a checkpoint (DESIGN §3, Checkpoints): model weights as safetensors plus config.json, the
+optimizer's state as a flat dict of tensors, and the RNG states as plain JSON. The folders they go in, their
+names and state.json are `storage.checkpoints`' business.
 
-Never pickles: a checkpoint is a plain tensor file any safetensors reader can open and a JSON config. A tied
-output head is stored once (as embed_tokens.weight) and re-tied on load. Files are written under a temporary
-name and renamed, so a killed save leaves the previous files intact.
+Never pickles: the weights are a plain tensor file any safetensors reader can open and a JSON config; a tied
+output head is stored once (as embed_tokens.weight) and re-tied on load. `optimizer.pt` holds only tensors keyed
+`<parameter name>/<state name>` and is read with `torch.load(weights_only=True)`. Files are written under a
+temporary name and renamed, so a killed save leaves the previous files intact.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn as nn
 from safetensors import SafetensorError
@@ -18,9 +23,9 @@ from safetensors.torch import load_file, save_file
 
 from model.config import ModelConfig
 from model.transformer import GPT
+from storage.atomic import write_atomic, write_text_atomic
+from storage.checkpoints import CONFIG_NAME, OPTIMIZER_NAME, WEIGHTS_NAME, CheckpointMismatch
 
-WEIGHTS_NAME = "model.safetensors"
-CONFIG_NAME = "config.json"
 _TIED_HEAD = "lm_head.weight"
 
 
@@ -36,12 +41,6 @@ def unwrap_model(model: nn.Module) -> GPT:
     return model
 
 
-def _write_atomically(path: Path, write) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, path)
-
-
 def save_model(model: nn.Module, directory: str | os.PathLike) -> Path:
     """Write <directory>/model.safetensors and <directory>/config.json; returns the directory."""
     gpt = unwrap_model(model)
@@ -51,9 +50,8 @@ def save_model(model: nn.Module, directory: str | os.PathLike) -> Path:
     if gpt.config.tie_embeddings:
         del state[_TIED_HEAD]  # the same tensor as embed_tokens.weight; safetensors refuses shared storage
     metadata = {"format": "pt", "tie_embeddings": str(gpt.config.tie_embeddings)}
-    _write_atomically(directory / WEIGHTS_NAME, lambda p: save_file(state, str(p), metadata=metadata))
-    config_json = json.dumps(gpt.config.to_dict(), indent=2, sort_keys=True) + "\n"
-    _write_atomically(directory / CONFIG_NAME, lambda p: p.write_text(config_json))
+    write_atomic(directory / WEIGHTS_NAME, lambda p: save_file(state, str(p), metadata=metadata))
+    write_text_atomic(directory / CONFIG_NAME, json.dumps(gpt.config.to_dict(), indent=2, sort_keys=True) + "\n")
     return directory
 
 
@@ -98,3 +96,76 @@ def load_model(directory: str | os.PathLike, device: torch.device | str = "cpu",
         model.lm_head.weight = model.embed_tokens.weight
     model = model.to(device=device, dtype=dtype)  # every buffer too, wherever it was made
     return model.eval()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# optimizer state as plain tensors, RNG state as plain JSON
+
+
+def optimizer_tensors(optimizer: torch.optim.Optimizer, names: dict[int, str]) -> dict[str, torch.Tensor]:
+    """The optimizer's per-parameter state as {"<param name>/<key>": tensor}: no pickled Python objects."""
+    out: dict[str, torch.Tensor] = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            for key, value in optimizer.state.get(p, {}).items():
+                t = value if isinstance(value, torch.Tensor) else torch.tensor(value)
+                out[f"{names[id(p)]}/{key}"] = t.detach().cpu().contiguous()
+    return out
+
+
+def load_optimizer_tensors(optimizer: torch.optim.Optimizer, names: dict[int, str],
+                           tensors: dict[str, torch.Tensor], where: Path) -> None:
+    """Put saved state back through `load_state_dict`, which moves and casts it the way the optimizer wants."""
+    current = optimizer.state_dict()
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    index = 0
+    used = set()
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            prefix = f"{names[id(p)]}/"
+            entry = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+            if entry:
+                state[index] = entry
+                used.update(prefix + k for k in entry)
+            index += 1
+    unused = sorted(set(tensors) - used)
+    if unused or len(state) != index:
+        raise CheckpointMismatch(f"{where / OPTIMIZER_NAME} does not match this model's trainable parameters "
+                                 f"({index - len(state)} without state, unexpected {unused[:3]})")
+    optimizer.load_state_dict({"state": state, "param_groups": current["param_groups"]})
+
+
+def save_optimizer(optimizer: torch.optim.Optimizer, names: dict[int, str], directory: Path) -> Path:
+    """Write <directory>/optimizer.pt (into a checkpoint folder that is still temporary)."""
+    path = directory / OPTIMIZER_NAME
+    torch.save(optimizer_tensors(optimizer, names), path)
+    return path
+
+
+def load_optimizer(optimizer: torch.optim.Optimizer, names: dict[int, str], directory: Path) -> None:
+    tensors = torch.load(directory / OPTIMIZER_NAME, weights_only=True, map_location="cpu")
+    load_optimizer_tensors(optimizer, names, tensors, directory)
+
+
+def rng_state(device: torch.device) -> dict:
+    """The RNG states of torch (and CUDA on a GPU), numpy and Python, as JSON-ready lists."""
+    np_state = np.random.get_state()
+    py_state = random.getstate()
+    state = {
+        "torch": torch.get_rng_state().tolist(),
+        "numpy": [np_state[0], np_state[1].tolist(), int(np_state[2]), int(np_state[3]), float(np_state[4])],
+        "python": [py_state[0], list(py_state[1]), py_state[2]],
+    }
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device).tolist()
+    return state
+
+
+def set_rng_state(state: dict, device: torch.device) -> None:
+    torch.set_rng_state(torch.tensor(state["torch"], dtype=torch.uint8))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    if device.type == "cuda" and "cuda" in state:
+        torch.cuda.set_rng_state(torch.tensor(state["cuda"], dtype=torch.uint8), device)

@@ -23,10 +23,20 @@ from safetensors.torch import load_file
 
 from model.checkpoint import load_config, load_model, save_model, unwrap_model
 from model.transformer import GPT
+from storage.checkpoints import (
+    ADAPTER_CONFIG,
+    ADAPTER_WEIGHTS,
+    STATE_FORMAT,
+    TMP_PREFIX,
+    config_difference,
+    is_adapter_dir,
+    read_state,
+    replace_folder,
+    resolve_checkpoint,
+    weights_sha256,
+    write_state,
+)
 
-ADAPTER_WEIGHTS = "adapter_model.safetensors"
-ADAPTER_CONFIG = "adapter_config.json"
-STATE_NAME = "state.json"
 _TIED = ("lm_head", "embed_tokens")
 
 
@@ -69,10 +79,6 @@ def save_adapter(model: PeftModel, directory: str | os.PathLike) -> Path:
     return directory
 
 
-def is_adapter_dir(path: str | os.PathLike) -> bool:
-    return (Path(path) / ADAPTER_CONFIG).is_file()
-
-
 def load_adapter(model: GPT, adapter_dir: str | os.PathLike, trainable: bool = False) -> PeftModel:
     """The base model wrapped with the saved adapter."""
     adapter_dir = Path(adapter_dir)
@@ -97,8 +103,6 @@ def load_adapter_weights(model: PeftModel, adapter_dir: str | os.PathLike) -> No
 def check_adapter_base(checkpoint_dir: str | os.PathLike, adapter_dir: str | os.PathLike) -> None:
     """Refuse an adapter trained on another base model: other config, or other weights (sha256 of the base's
     model.safetensors, as recorded in the adapter checkpoint's state.json)."""
-    from model.train import config_difference, read_state, weights_sha256
-
     checkpoint_dir, adapter_dir = Path(checkpoint_dir), Path(adapter_dir)
     state = read_state(adapter_dir)
     if not state:
@@ -121,19 +125,17 @@ def merge_adapter(checkpoint_dir: str | os.PathLike, adapter_dir: str | os.PathL
     """Fold the adapter into the base weights (W + alpha/r · B A) and write a plain checkpoint — model.safetensors,
     config.json and state.json, as a pretrain checkpoint has — that `model.checkpoint.load_model` reads. The
     folders may be run folders (their `latest` checkpoint is used). Written to a temporary folder, then renamed."""
-    from model.train import read_state, resolve_checkpoint, weights_sha256, write_json_atomically
-
     base = resolve_checkpoint(checkpoint_dir)
     adapter = resolve_checkpoint(adapter_dir)
     check_adapter_base(base, adapter)
     merged = unwrap_model(load_adapter(load_model(base), adapter).merge_and_unload())
     out_dir = Path(out_dir)
-    tmp = out_dir.with_name(f".tmp-{out_dir.name}-{os.getpid()}")
+    tmp = out_dir.with_name(f"{TMP_PREFIX}{out_dir.name}-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     save_model(merged, tmp)
     adapter_state, base_state = read_state(adapter) or {}, read_state(base) or {}
-    write_json_atomically(tmp / STATE_NAME, {
-        "format": 1,
+    write_state(tmp, {
+        "format": STATE_FORMAT,
         "mode": "merged",
         "step": adapter_state.get("step", 0),
         "tokens_seen": adapter_state.get("tokens_seen", 0),
@@ -141,14 +143,7 @@ def merge_adapter(checkpoint_dir: str | os.PathLike, adapter_dir: str | os.PathL
         "tokenizer": adapter_state.get("tokenizer") or base_state.get("tokenizer"),
         "merged_from": {"base": str(base), "base_model_sha256": weights_sha256(base), "adapter": str(adapter)},
     })
-    if out_dir.exists():
-        old = out_dir.with_name(f".old-{out_dir.name}-{os.getpid()}")
-        os.rename(out_dir, old)
-        os.rename(tmp, out_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, out_dir)
-    return out_dir
+    return replace_folder(tmp, out_dir)
 
 
 __all__ = [

@@ -1,14 +1,10 @@
-"""Chat examples for supervised fine-tuning (DESIGN §4 sft-data, §5): the turn format, per-token loss masks,
-padded batches from the sft-data Parquet, a resumable batch stream, and the Assistant-turn loss.
+"""Chat examples for supervised fine-tuning (DESIGN §4 sft-data, §5): targets from the loss masks of the chat
+format (`storage.chat_format`), padded batches from the sft-data Parquet, a resumable batch stream, and the
+Assistant-turn loss.
 
-A turn is `<|startoftext|>` + the role ("User" or "Assistant", as text) + `<|separator|>` + the text +
-`<|endoftext|>`; an example is its turns one after another. By default only an Assistant turn's text and its
-`<|endoftext|>` are trained: the User turns, the role names and the special tokens around them are context, so
-their targets are -100 (the ignore index of the cross-entropy), as is padding. `train_on="all"` trains every
-token. Batches are right-padded; a causal model never looks right, so padding needs no attention mask.
-
-The special ids always come from the tokenizer, and texts are encoded with special-token matching off (load the
-tokenizer with `tasks.tokenizer.load_tokenizer`), so a message that contains "<|endoftext|>" stays plain text.
+A token the mask does not train (by default the User turns, the role names and the special tokens around them)
+gets the target -100, the ignore index of the cross-entropy, as does padding. Batches are right-padded; a causal
+model never looks right, so padding needs no attention mask.
 """
 
 from __future__ import annotations
@@ -16,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,86 +20,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from storage.chat_format import ChatTokens, encode_example
 from storage.parquet import iter_rows
 from storage.tokens import IGNORE_INDEX
 
-USER, ASSISTANT = "User", "Assistant"
-ROLES = (USER, ASSISTANT)
-BOS, SEP, EOT, PAD = "<|startoftext|>", "<|separator|>", "<|endoftext|>", "<|pad|>"
-TRAIN_ON = ("assistant", "all")
 STREAM_STATE_VERSION = 1
-
-
-@dataclass(frozen=True)
-class ChatTokens:
-    """The ids the chat format is made of, read from one tokenizer."""
-
-    bos: int
-    sep: int
-    eot: int
-    pad: int
-    roles: Mapping[str, tuple[int, ...]]
-
-    @classmethod
-    def from_tokenizer(cls, tokenizer: Any) -> ChatTokens:
-        ids = {s: tokenizer.token_to_id(s) for s in (BOS, SEP, EOT, PAD)}
-        missing = [s for s, i in ids.items() if i is None]
-        if missing:
-            raise ValueError(f"the tokenizer lacks the special token(s) {', '.join(missing)} the chat format needs")
-        roles = {r: tuple(tokenizer.encode(r, add_special_tokens=False).ids) for r in ROLES}
-        return cls(ids[BOS], ids[SEP], ids[EOT], ids[PAD], roles)
-
-
-def _role_and_text(turn: Mapping[str, str] | Sequence[str]) -> tuple[str, str]:
-    role, text = (turn["role"], turn["text"]) if isinstance(turn, Mapping) else turn
-    if role not in ROLES:
-        raise ValueError(f"unknown chat role {role!r}; expected one of {', '.join(ROLES)}")
-    return role, text
-
-
-def format_turns(turns: Iterable[Mapping[str, str] | Sequence[str]]) -> str:
-    """The readable text of an example (the `text` column); train from the turns, never from this string."""
-    return "".join(f"{BOS}{role}{SEP}{text}{EOT}" for role, text in map(_role_and_text, turns))
-
-
-def turn_header(tokens: ChatTokens, role: str) -> list[int]:
-    """`<|startoftext|>` role `<|separator|>`: what precedes a turn's text (and what a prompt ends with)."""
-    return [tokens.bos, *tokens.roles[role], tokens.sep]
-
-
-def encode_turn(tokenizer: Any, role: str, text: str, train_on: str = "assistant",
-                tokens: ChatTokens | None = None) -> tuple[list[int], list[int]]:
-    """Ids of one turn and its loss mask (1 = this token is a training target)."""
-    if train_on not in TRAIN_ON:
-        raise ValueError(f"train_on={train_on!r} is not one of {', '.join(TRAIN_ON)}")
-    tokens = tokens or ChatTokens.from_tokenizer(tokenizer)
-    header = turn_header(tokens, role)
-    body = [*tokenizer.encode(text, add_special_tokens=False).ids, tokens.eot]
-    if train_on == "all":
-        return header + body, [1] * (len(header) + len(body))
-    trained = int(role == ASSISTANT)
-    return header + body, [0] * len(header) + [trained] * len(body)
-
-
-def encode_example(tokenizer: Any, turns: Iterable[Mapping[str, str] | Sequence[str]],
-                   train_on: str = "assistant") -> tuple[list[int], list[int]]:
-    """Ids of a whole example and its per-token loss mask: with train_on="assistant" (the default) exactly the
-    Assistant turns' text and `<|endoftext|>` are 1; with "all", every token. Turns are {"role", "text"} dicts
-    (the Parquet `turns` column) or (role, text) pairs."""
-    tokens = ChatTokens.from_tokenizer(tokenizer)
-    ids: list[int] = []
-    mask: list[int] = []
-    for role, text in map(_role_and_text, turns):
-        turn_ids, turn_mask = encode_turn(tokenizer, role, text, train_on, tokens)
-        ids += turn_ids
-        mask += turn_mask
-    return ids, mask
-
-
-def assistant_prompt(tokenizer: Any, turns: Iterable[Mapping[str, str] | Sequence[str]]) -> list[int]:
-    """The conversation so far followed by an open Assistant header: what generation continues."""
-    ids, _ = encode_example(tokenizer, turns)
-    return ids + turn_header(ChatTokens.from_tokenizer(tokenizer), ASSISTANT)
 
 
 def shift_labels(ids: Sequence[int], mask: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -257,8 +177,4 @@ def assistant_loss(model: torch.nn.Module, examples: SftExamples, batch_size: in
     return total / count, count
 
 
-__all__ = [
-    "ASSISTANT", "BOS", "EOT", "PAD", "ROLES", "SEP", "TRAIN_ON", "USER", "ChatTokens", "SftBatchStream",
-    "SftExamples", "assistant_loss", "assistant_prompt", "encode_example", "encode_turn", "format_turns",
-    "masked_nll", "shift_labels", "turn_header",
-]
+__all__ = ["SftBatchStream", "SftExamples", "assistant_loss", "masked_nll", "shift_labels"]

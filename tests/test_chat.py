@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from flows.cli_chat import chat_app
 from model.chat import SamplingOptions, load_chat
-from model.sft import ASSISTANT, ChatTokens, turn_header
 from model.train import train
+from storage.chat_format import ASSISTANT, ChatTokens, turn_header
 from tasks.training import LoraParams, PretrainParams, SftParams
 from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config
 

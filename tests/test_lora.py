@@ -10,8 +10,10 @@ import torch
 from safetensors.torch import load_file
 
 from model import GPT, ModelConfig, load_model
+from model.evaluation import load_for_inference, perplexity_table
 from model.lora import apply_lora, check_adapter_base, load_adapter, merge_adapter
-from model.train import load_for_inference, perplexity_table, read_metrics, train
+from model.metrics import read_metrics
+from model.train import train
 from tasks.training import LoraParams, PretrainParams
 from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config, tiny_world
 

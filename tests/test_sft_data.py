@@ -6,9 +6,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from model.sft import encode_example
+from storage.chat_format import encode_example, load_tokenizer
 from tasks.sft_data import SFT_SCHEMA, build_sft_examples
-from tasks.tokenizer import load_tokenizer
 from tasks.training import SftDataParams
 from tests.test_train_support import BLOCK, tiny_world
 

@@ -7,11 +7,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.sft import SftBatchStream, SftExamples, encode_example, shift_labels
-from model.train import evaluate_assistant_perplexity, train
+from model.evaluation import evaluate_assistant_perplexity
+from model.sft import SftBatchStream, SftExamples, shift_labels
+from model.train import train
+from storage.chat_format import encode_example, load_tokenizer
 from storage.parquet import ParquetShardWriter
 from tasks.sft_data import SFT_SCHEMA
-from tasks.tokenizer import load_tokenizer
 from tasks.training import SftParams
 from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config, tiny_world
 

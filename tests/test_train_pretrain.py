@@ -9,14 +9,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.train import (
-    LATEST,
-    CheckpointMismatch,
-    latest_checkpoint,
-    learning_rate,
-    list_checkpoints,
-    train,
-)
+from model.train import learning_rate, train
+from storage.checkpoints import LATEST, CheckpointMismatch, latest_checkpoint, list_checkpoints
 from tasks.training import PretrainParams, SftParams, launch_training, write_run_config
 from tests.test_train_support import TINY_MODEL, quiet_params, run_config, tiny_world
 
@@ -111,7 +105,7 @@ def test_an_interrupted_save_leaves_no_checkpoint_and_is_cleaned_up(tmp_path, mo
         real_save(obj, path, *args, **kwargs)
         raise KeyboardInterrupt  # as if the process died with the checkpoint half written
 
-    monkeypatch.setattr("model.train.torch.save", killed_while_saving)
+    monkeypatch.setattr("model.checkpoint.torch.save", killed_while_saving)
     with pytest.raises(KeyboardInterrupt):
         train(run_config("pretrain", run_dir, _params()))
     monkeypatch.undo()

@@ -1,0 +1,121 @@
+"""Trained models after training: loading one for inference (with a LoRA adapter merged in), and the
+Assistant-turn perplexity of base, SFT and LoRA models on the held-out sft-data examples, as a table.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from model.checkpoint import load_model
+from model.sft import SftExamples, assistant_loss
+from model.transformer import GPT
+from storage.chat_format import load_tokenizer
+from storage.checkpoints import WEIGHTS_NAME, is_adapter_dir, read_state, resolve_checkpoint
+
+
+def load_for_inference(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None = None,
+                       device: torch.device | str = "cpu") -> tuple[GPT, dict]:
+    """A plain GPT in eval mode from a checkpoint (or run folder), with a LoRA adapter merged in when given.
+    Returns it with {"checkpoint", "adapter", "state", "adapter_state"}."""
+    ckpt = resolve_checkpoint(checkpoint)
+    if is_adapter_dir(ckpt) and not (ckpt / WEIGHTS_NAME).is_file():
+        raise ValueError(f"{ckpt} holds a LoRA adapter, not a model: pass its base checkpoint as the checkpoint "
+                         f"and this folder as the adapter")
+    model = load_model(ckpt, device=device)
+    info: dict[str, Any] = {"checkpoint": str(ckpt), "adapter": None, "state": read_state(ckpt) or {},
+                            "adapter_state": None}
+    if adapter is not None:
+        # peft takes seconds to import: only runs with an adapter pay for it
+        from model.lora import check_adapter_base, load_adapter
+
+        adapter_dir = resolve_checkpoint(adapter)
+        check_adapter_base(ckpt, adapter_dir)
+        model = load_adapter(model, adapter_dir).merge_and_unload()
+        info["adapter"], info["adapter_state"] = str(adapter_dir), read_state(adapter_dir) or {}
+    return model.eval(), info
+
+
+def recorded_tokenizer(info: dict) -> str | None:
+    """The tokenizer path recorded by training (adapter's first, then the checkpoint's), if any."""
+    for state in (info.get("adapter_state") or {}, info.get("state") or {}):
+        path = (state.get("tokenizer") or {}).get("path")
+        if path:
+            return path
+    return None
+
+
+def _as_tokenizer(tokenizer: Any) -> Any:
+    if isinstance(tokenizer, (str, os.PathLike)):
+        return load_tokenizer(Path(tokenizer))
+    return tokenizer
+
+
+def assistant_nll(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None, sft_val_parquet: Any,
+                  tokenizer: Any, batch_size: int, device: str) -> tuple[float, int, dict]:
+    """Mean loss over the Assistant turns of the held-out examples, the tokens it averages, and what was loaded."""
+    model, info = load_for_inference(checkpoint, adapter, device)
+    tok = _as_tokenizer(tokenizer)
+    examples = SftExamples(sft_val_parquet, tok, model.config.block_size + 1).require_examples("validation")
+    loss, count = assistant_loss(model, examples, batch_size, device=device)
+    return loss, count, info
+
+
+def evaluate_assistant_perplexity(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None = None, *,
+                                  sft_val_parquet: str | os.PathLike | Sequence[str | os.PathLike],
+                                  tokenizer: Any, batch_size: int = 8, device: str = "cpu") -> float:
+    """exp(mean loss) over the Assistant turns (text + end token) of the held-out SFT examples."""
+    loss, _, _ = assistant_nll(checkpoint, adapter, sft_val_parquet, tokenizer, batch_size, device)
+    return math.exp(loss)
+
+
+@dataclass
+class PerplexityTable:
+    """Assistant-turn perplexity of several models on the same held-out examples."""
+
+    rows: list[dict]
+
+    def markdown(self) -> str:
+        lines = ["| model | checkpoint | Assistant loss | perplexity | vs base |", "|---|---|---:|---:|---:|"]
+        for r in self.rows:
+            where = r["checkpoint"] + (f" + {r['adapter']}" if r.get("adapter") else "")
+            change = f"{r['change_vs_base']:+.1%}" if r.get("change_vs_base") is not None else ""
+            lines.append(f"| {r['model']} | {where} | {r['loss']:.4f} | {r['perplexity']:.2f} | {change} |")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {r["model"]: {k: v for k, v in r.items() if k != "model"} for r in self.rows}
+
+
+def perplexity_table(sft_val_parquet: str | os.PathLike | Sequence[str | os.PathLike], tokenizer: Any,
+                     base: str | os.PathLike, sft: str | os.PathLike | None = None,
+                     lora: str | os.PathLike | None = None, lora_base: str | os.PathLike | None = None,
+                     batch_size: int = 8, device: str = "cpu") -> PerplexityTable:
+    """Base vs SFT vs LoRA on the sft-data val split. lora is an adapter (or LoRA run folder); its base is
+    lora_base, by default the checkpoint its training started from (recorded in its state.json)."""
+    tok = _as_tokenizer(tokenizer)
+    entries: list[tuple[str, Any, Any]] = [("base", base, None)]
+    if sft is not None:
+        entries.append(("sft", sft, None))
+    if lora is not None:
+        adapter_dir = resolve_checkpoint(lora)
+        recorded = (read_state(adapter_dir) or {}).get("init_from")
+        lora_base = lora_base or recorded
+        if lora_base is None:
+            raise ValueError(f"{adapter_dir}: no base checkpoint recorded; pass lora_base")
+        entries.append(("lora", lora_base, adapter_dir))
+    rows = []
+    for name, ckpt, adapter in entries:
+        loss, count, info = assistant_nll(ckpt, adapter, sft_val_parquet, tok, batch_size, device)
+        rows.append({"model": name, "checkpoint": info["checkpoint"], "adapter": info["adapter"],
+                     "loss": loss, "perplexity": math.exp(loss), "tokens": count})
+    base_ppl = rows[0]["perplexity"]
+    for r in rows:
+        r["change_vs_base"] = None if r["model"] == "base" else r["perplexity"] / base_ppl - 1.0
+    return PerplexityTable(rows)

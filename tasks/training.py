@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from storage.atomic import write_json_atomic
 from storage.schemas import MESSAGE_KINDS
 from tasks.base import StrictModel
 
@@ -209,11 +210,7 @@ def _manifest_stats(train_data: object) -> dict | None:
 def write_run_config(run_cfg: Mapping[str, Any], path: str | os.PathLike | None = None) -> Path:
     """Write run.json (default `<run_dir>/run.json`) atomically; returns its path."""
     path = Path(path) if path is not None else Path(run_cfg["run_dir"]) / "run.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(json.dumps(run_cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_json_atomic(path, dict(run_cfg), indent=2, sort_keys=True)
 
 
 # ------------------------------------------------------------------------------------------------------------

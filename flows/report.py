@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from storage.atomic import write_atomic
 from storage.dataset import is_dataset, read_manifest
 from storage.runs import read_run_pointer
 
@@ -93,10 +94,8 @@ def funnel_png(steps: list[FunnelStep], path: str | os.PathLike) -> Path | None:
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".partial.png")
-    fig.savefig(tmp, dpi=90)
+    write_atomic(out, lambda tmp: fig.savefig(tmp, dpi=90), keep_suffix=True)
     plt.close(fig)
-    os.replace(tmp, out)
     return out
 
 

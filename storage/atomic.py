@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,13 +19,15 @@ from typing import Any
 PARTIAL = ".partial"
 
 
-def partial_path(path: str | os.PathLike, keep_suffix: bool = False) -> Path:
+def partial_path(path: str | os.PathLike, keep_suffix: bool = False, unique: bool = False) -> Path:
     """The temporary sibling of `path`: `name.partial`, or `stem.partial.ext` with `keep_suffix` (for writers
-    such as matplotlib that choose the format from the file's extension)."""
+    such as matplotlib that choose the format from the file's extension). With `unique` the name carries the
+    process and thread, for files that several writers may replace at once (the last rename wins, whole)."""
     final = Path(path)
+    tag = f".{os.getpid()}-{threading.get_ident()}" if unique else ""
     if keep_suffix and final.suffix:
-        return final.with_name(f"{final.stem}{PARTIAL}{final.suffix}")
-    return final.with_name(final.name + PARTIAL)
+        return final.with_name(f"{final.stem}{tag}{PARTIAL}{final.suffix}")
+    return final.with_name(f"{final.name}{tag}{PARTIAL}")
 
 
 def fsync_file(path: str | os.PathLike) -> None:
@@ -43,14 +46,15 @@ def fsync_tree(folder: str | os.PathLike) -> None:
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False, durable: bool = False) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False, durable: bool = False,
+                unique: bool = False) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces `path`, on error it is removed.
 
     `durable` flushes the file to disk before the rename (checkpoints, which must survive a power cut).
     """
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = partial_path(final, keep_suffix)
+    tmp = partial_path(final, keep_suffix, unique)
     tmp.unlink(missing_ok=True)
     try:
         yield tmp
@@ -63,9 +67,9 @@ def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False, durable: 
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], Any], *, keep_suffix: bool = False,
-                 durable: bool = False) -> Path:
+                 durable: bool = False, unique: bool = False) -> Path:
     """Call `write(tmp)` to fill a temporary sibling, then rename it to `path`; returns `path`."""
-    with atomic_path(path, keep_suffix=keep_suffix, durable=durable) as tmp:
+    with atomic_path(path, keep_suffix=keep_suffix, durable=durable, unique=unique) as tmp:
         write(tmp)
     return Path(path)
 
@@ -74,8 +78,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, durable: bool = 
     return write_atomic(path, lambda tmp: tmp.write_bytes(data), durable=durable)
 
 
-def write_text_atomic(path: str | os.PathLike, text: str, *, durable: bool = False) -> Path:
-    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), durable=durable)
+def write_text_atomic(path: str | os.PathLike, text: str, *, durable: bool = False, unique: bool = False) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), durable=durable, unique=unique)
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None = None, sort_keys: bool = False,

@@ -13,6 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage.atomic import fsync_file, partial_path, replace_file
+
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
 ROW_GROUP_ROWS = 8_192
@@ -36,7 +38,7 @@ class ParquetShardWriter:
         self.rows = 0
         self._buffer: list[dict] = []
         self._buffered_chars = 0
-        self._partial = self.path.with_name(self.path.name + ".partial")
+        self._partial = partial_path(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = pq.ParquetWriter(
             self._partial,
@@ -76,8 +78,8 @@ class ParquetShardWriter:
     def close(self) -> Path:
         self._flush()
         self._writer.close()
-        _fsync_file(self._partial)
-        os.replace(self._partial, self.path)
+        fsync_file(self._partial)
+        replace_file(self._partial, self.path)
         return self.path
 
     def abort(self) -> None:
@@ -94,14 +96,6 @@ class ParquetShardWriter:
             self.close()
         else:
             self.abort()
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def parquet_files(dataset: str | os.PathLike, subdir: str = "") -> list[Path]:

@@ -7,6 +7,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from storage.atomic import write_text_atomic
 from storage.dataset import DatasetError, is_dataset, read_manifest
 
 
@@ -36,9 +37,7 @@ def record_stage(data_root: str | os.PathLike, config_name: str, stage: str, dat
         "rows": manifest.rows,
         "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(pointer, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(pointer, indent=2, sort_keys=True) + "\n", unique=True)
 
 
 def all_pointed_datasets(data_root: str | os.PathLike) -> set[Path]:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from storage.atomic import partial_path, replace_file
+
 BIN_SUFFIX = ".bin"
 IDX_SUFFIX = ".idx"
 IDX_DTYPE = np.dtype("<u8")
@@ -91,8 +93,8 @@ class TokenShardWriter:
         self.dtype = _shard_dtype(dtype)
         self.idx_path = idx_path_for(self.path)
         self._limit = 1 << (8 * self.dtype.itemsize)
-        self._bin_partial = self.path.with_name(self.path.name + ".partial")
-        self._idx_partial = self.idx_path.with_name(self.idx_path.name + ".partial")
+        self._bin_partial = partial_path(self.path)
+        self._idx_partial = partial_path(self.idx_path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self._bin_partial, "wb")
         self._ends: list[np.ndarray] = []
@@ -151,8 +153,8 @@ class TokenShardWriter:
             fh.flush()
             os.fsync(fh.fileno())
         # .bin first: a shard counts as complete only once its .idx is there too (see TokenShards)
-        os.replace(self._bin_partial, self.path)
-        os.replace(self._idx_partial, self.idx_path)
+        replace_file(self._bin_partial, self.path)
+        replace_file(self._idx_partial, self.idx_path)
         self._closed = True
         return self.path
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from storage.atomic import replace_file, write_text_atomic
 from tasks.langid.model import (
     DEFAULT_OWN_MIN_SCORE,
     LABEL_PREFIX,
@@ -495,7 +496,7 @@ def train_langid_model(
             accuracy = sum(hits.values()) / len(valid)
             recall = {lab: hits[lab] / n for lab, n in sorted(gold.items())}
             precision = {lab: hits[lab] / n for lab, n in sorted(guessed.items())}
-        os.replace(partial, out)
+        replace_file(partial, out)
 
     metrics = LangidTrainMetrics(
         model_path=str(out),
@@ -539,8 +540,6 @@ def train_langid_model(
         "metrics": {k: v for k, v in metrics.as_dict().items() if k not in ("model_path",)},
     }
     meta_path = Path(str(out) + METADATA_SUFFIX)
-    tmp_meta = meta_path.with_name(meta_path.name + ".partial")
-    tmp_meta.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp_meta, meta_path)
+    write_text_atomic(meta_path, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
     log.info("trained %s on %d examples (%s) in %.1f s", out, len(train), dict(counts), metrics.seconds)
     return metrics

@@ -78,7 +78,7 @@ def _perturb_words(text: str, rng: random.Random, share: float) -> str:
 
 def build_corpus(folder: Path, scale: int, seed: int = 0) -> dict:
     """Write the corpus as N_PARTS Parquet parts and one JSONL file (for datatrove); returns a summary."""
-    from tasks.dedup.common import write_documents
+    from tasks.dedup.sidefiles import write_documents
 
     rng = random.Random(seed)
     docs: list[tuple[str, str]] = []
@@ -317,7 +317,7 @@ def print_removal(rows: list[tuple]) -> None:
 def print_labelled_near_duplicates(work: Path, pairs: int) -> None:
     """MinHash recall per Jaccard band on near-duplicates made here, beside the S-curve at each pair's similarity."""
     from storage.parquet import iter_rows
-    from tasks.dedup.common import write_documents
+    from tasks.dedup.sidefiles import write_documents
     from tasks.dedup.evaluation import evaluate_pairs, make_labelled_corpus, pairs_from_duplicates
     from tasks.dedup.minhash import minhash_dedup_local
     from tasks.dedup.params import MinhashDedupParams

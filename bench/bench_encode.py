@@ -51,7 +51,7 @@ def _ours(args: tuple[str, str, str, int]) -> int:
 
     part, tok_path, out_dir, index = args
     r = encode_shard(part, tok_path, out_dir, index, EncodeParams())
-    return sum(r.tokens.values())
+    return sum(r.extra["tokens"].values())
 
 
 def _hf_default(args: tuple[str, str, str, int]) -> int:

@@ -28,7 +28,6 @@ def clean_flow(
             "rejected_part": str(w.rejected_path(i)),
             "params": cfg.clean,
         },
-        result_type=clean_stage.CleanShardResult,
-        summarize=clean_stage.summarize,
+        summarize=clean_stage.SUMMARY,
         force=force,
     )

@@ -25,10 +25,12 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from flows.config import PipelineConfig
 from flows.plans import StagePlan
 from flows.report import bar
+from storage.atomic import atomic_path, write_text_atomic
 from storage.dataset import REJECTED, DatasetWriter, Manifest, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.params import RunnerParams
+from tasks.shard_drivers import ShardCounts
 
 MAX_ASSET_DEPS = 50  # raw input files beyond this are summarised, not listed one by one
 
@@ -89,26 +91,37 @@ def _renumbered(rel: str, index: int) -> str:
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(dst.name + ".partial")
-    tmp.unlink(missing_ok=True)
+    with atomic_path(dst) as tmp:
+        try:
+            os.link(src, tmp)  # datasets are immutable: sharing the bytes is safe
+        except OSError:
+            shutil.copy2(src, tmp)
+
+
+def _as_record(result: Any) -> dict:
+    return result.as_record() if hasattr(result, "as_record") else dataclasses.asdict(result)
+
+
+def _from_record(result_type: type, entry: object) -> Any | None:
+    """A shard's result rebuilt from its record, or None when the record is of an older format (the shard is
+    then computed again)."""
     try:
-        os.link(src, tmp)  # datasets are immutable: sharing the bytes is safe
-    except OSError:
-        shutil.copy2(src, tmp)
-    os.replace(tmp, dst)
+        record = entry["result"]  # type: ignore[index]
+        if hasattr(result_type, "from_record"):
+            return result_type.from_record(record)
+        return result_type(**record)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _write_record(writer: DatasetWriter, name: str, result: Any, key: str | None, files: Sequence[Path],
                   reused_from: str | None = None) -> None:
     record = writer.shard_record(name)
-    entry = {"result": dataclasses.asdict(result), "key": key,
+    entry = {"result": _as_record(result), "key": key,
              "files": [f.relative_to(writer.tmp).as_posix() for f in files if f.is_file()]}
     if reused_from:
         entry["reused_from"] = reused_from
-    tmp = record.with_suffix(".json.partial")
-    tmp.write_text(json.dumps(entry), encoding="utf-8")
-    os.replace(tmp, record)
+    write_text_atomic(record, json.dumps(entry))
 
 
 def run_shards(
@@ -116,9 +129,9 @@ def run_shards(
     calls: Sequence[dict],
     names: Sequence[str],
     writer: DatasetWriter,
-    result_type: type,
     runner: RunnerParams,
     *,
+    result_type: type = ShardCounts,
     keys: Sequence[str | None] | None = None,
     outputs: Sequence[Sequence[str | os.PathLike]] | None = None,
 ) -> list:
@@ -128,16 +141,18 @@ def run_shards(
     `keys` (each shard's content key, see `shard_key`) and `outputs` (the files each call writes), a shard that
     an earlier published dataset of this stage already computed from the same content is not redone either:
     its files are linked into this dataset (the nightly refresh processes only new input files). Results
-    come back in the order of `calls`, whatever order the shards finish in.
+    come back in the order of `calls`, whatever order the shards finish in. A shard whose record cannot be
+    read back as `result_type` (a record of an older format) is computed again.
     """
     results: list = [None] * len(calls)
     todo: list[int] = []
     for i, name in enumerate(names):
         record = writer.shard_record(name)
-        if record.is_file():
-            entry = json.loads(record.read_text(encoding="utf-8"))
-            results[i] = result_type(**entry["result"])
-        else:
+        try:
+            results[i] = _from_record(result_type, json.loads(record.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError):
+            results[i] = None
+        if results[i] is None:
             todo.append(i)
     if todo and keys is not None and outputs is not None:
         earlier = _reusable_shards(writer.data_root, writer.stage)
@@ -147,15 +162,16 @@ def run_shards(
             if hit is None:
                 continue
             old_dir, entry = hit
+            result = _from_record(result_type, entry)
             sources = [old_dir / rel for rel in entry.get("files", [])]
-            if not all(src.is_file() for src in sources):
+            if result is None or not all(src.is_file() for src in sources):
                 continue
             files = []
             for src, rel in zip(sources, entry["files"], strict=True):
                 dst = writer.tmp / _renumbered(rel, i)
                 _link_or_copy(src, dst)
                 files.append(dst)
-            results[i] = result_type(**entry["result"])
+            results[i] = result
             _write_record(writer, names[i], results[i], keys[i], files, reused_from=old_dir.name)
             todo.remove(i)
             reused += 1
@@ -277,8 +293,7 @@ def parts_stage(
     *,
     task: Any,
     call_for: Callable[[int, Path, DatasetWriter], dict],
-    result_type: type,
-    summarize: Callable[[list], tuple[dict, dict]],
+    summarize: Callable[[list[ShardCounts]], tuple[dict, dict]],
     force: bool = False,
     before: Callable[[StagePlan], dict] | None = None,
 ) -> str:
@@ -302,8 +317,7 @@ def parts_stage(
         keys = [shard_key(*context, sha) if sha else None for sha in shas]
         outputs = [[w.tmp / f"part-{i:05d}.parquet", w.tmp / REJECTED / f"part-{i:05d}.parquet"]
                    for i in range(len(parts))]
-        results = run_shards(task, calls, [p.stem for p in parts], w, result_type, cfg.runner, keys=keys,
-                             outputs=outputs)
+        results = run_shards(task, calls, [p.stem for p in parts], w, cfg.runner, keys=keys, outputs=outputs)
         counts, stats = summarize(results)
         if shared:
             stats = {**stats, **{k: v for k, v in shared.items() if _jsonable(v)}}

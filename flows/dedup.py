@@ -8,7 +8,6 @@ an interrupted run resumes phase by phase and nothing but the documents is publi
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,16 +22,23 @@ from storage.dataset import DatasetWriter
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.dedup import bloom, exact, minhash, suffix_array
-from tasks.dedup.common import DedupShardResult
+from tasks.shard_drivers import ShardCounts
 
 STAGE_NAMES = DEDUP_STAGES
 
 
 @dataclass
 class GroupResult:
-    """The per-part results of one suffix-array group (a task returns one JSON-able object)."""
+    """The per-part counts of one suffix-array group (a task returns one object)."""
 
-    results: list = field(default_factory=list)
+    results: list[ShardCounts] = field(default_factory=list)
+
+    def as_record(self) -> dict:
+        return {"results": [r.as_record() for r in self.results]}
+
+    @classmethod
+    def from_record(cls, record: dict) -> GroupResult:
+        return cls([ShardCounts.from_record(r) for r in record["results"]])
 
 
 def suffix_array_group(
@@ -44,7 +50,7 @@ def suffix_array_group(
     spans_parts: list[str],
 ) -> GroupResult:
     results = suffix_array.suffix_array_dedup_group(in_parts, part_indices, out_parts, rejected_parts, params, spans_parts)
-    return GroupResult([dataclasses.asdict(r) for r in results])
+    return GroupResult(results)
 
 
 exact_hash_task = shard_task(exact.exact_hash_shard, "dedup-exact-hash")
@@ -64,7 +70,7 @@ def _outputs(w: DatasetWriter, i: int) -> dict:
 
 def _run_exact(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: Path) -> tuple[dict, dict]:
     p = cfg.dedup.exact
-    run = lambda task, calls, names, rtype: run_shards(task, calls, names, w, rtype, cfg.runner)  # noqa: E731
+    run = lambda task, calls, names, rtype: run_shards(task, calls, names, w, cfg.runner, result_type=rtype)  # noqa: E731
     n = len(parts)
     run(exact_hash_task, [{"in_part": str(pt), "part_index": i, "work_dir": str(work), "params": p} for i, pt in enumerate(parts)],
         [f"hash-{i:05d}" for i in range(n)], exact.ExactHashResult)
@@ -81,14 +87,14 @@ def _run_exact(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: P
         exact_filter_task,
         [{"in_part": str(pt), "part_index": i, "selection_files": sel_files, **_outputs(w, i), "params": p,
           "spans_part": str(w.part_path(i, "spans"))} for i, pt in enumerate(parts)],
-        [f"filter-{i:05d}" for i in range(n)], DedupShardResult,
+        [f"filter-{i:05d}" for i in range(n)], ShardCounts,
     )
     return exact.summarize_exact(results, selections)
 
 
 def _run_minhash(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: Path) -> tuple[dict, dict]:
     p = cfg.dedup.minhash
-    run = lambda task, calls, names, rtype: run_shards(task, calls, names, w, rtype, cfg.runner)  # noqa: E731
+    run = lambda task, calls, names, rtype: run_shards(task, calls, names, w, cfg.runner, result_type=rtype)  # noqa: E731
     n = len(parts)
     run(minhash_signature_task,
         [{"in_part": str(pt), "part_index": i, "work_dir": str(work), "params": p} for i, pt in enumerate(parts)],
@@ -108,7 +114,7 @@ def _run_minhash(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work:
         minhash_filter_task,
         [{"in_part": str(pt), "part_index": i, "clusters_file": clusters_file, **_outputs(w, i), "params": p}
          for i, pt in enumerate(parts)],
-        [f"filter-{i:05d}" for i in range(n)], DedupShardResult,
+        [f"filter-{i:05d}" for i in range(n)], ShardCounts,
     )
     return minhash.summarize_minhash(results, buckets, cluster, p)
 
@@ -123,7 +129,7 @@ def _run_bloom(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, work: P
             bloom_task,
             [{"in_part": str(pt), "part_index": i, "filter_in": previous, "filter_out": filter_out, **_outputs(w, i),
               "params": p, "spans_part": str(w.part_path(i, "spans"))}],
-            [f"bloom-{i:05d}"], w, DedupShardResult, cfg.runner,
+            [f"bloom-{i:05d}"], w, cfg.runner,
         )
         results.append(r)
         if previous is not None:  # part i read it; the survivor keys beside it stay for the later parts
@@ -142,9 +148,9 @@ def _run_suffix_array(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, 
         [{"in_parts": [str(parts[i]) for i in g], "part_indices": list(g),
           "out_parts": [str(w.part_path(i)) for i in g], "rejected_parts": [str(w.rejected_path(i)) for i in g],
           "params": p, "spans_parts": [str(w.part_path(i, "spans")) for i in g]} for g in plan.groups],
-        [f"group-{k:03d}" for k in range(len(plan.groups))], w, GroupResult, cfg.runner,
+        [f"group-{k:03d}" for k in range(len(plan.groups))], w, cfg.runner, result_type=GroupResult,
     )
-    results = [DedupShardResult(**r) for g in groups for r in g.results]
+    results = [r for g in groups for r in g.results]
     return suffix_array.summarize_suffix_array(results, plan)
 
 

@@ -25,19 +25,19 @@ quality_filter_task = shard_task(quality.filter_quality_shard, "quality-filter-s
 
 def _tag_then_filter(
     cfg: PipelineConfig, planner: Planner, stage: str, force: bool, *,
-    tag_params: Any, tag_task: Any, tag_result: type, tag_summary: Callable,
-    filter_params: Any, filter_task: Any, filter_result: type, filter_summary: Callable,
+    tag_params: Any, tag_task: Any, tag_summary: Callable,
+    filter_params: Any, filter_task: Any, filter_summary: Callable,
 ) -> str:
     tags = parts_stage(
         cfg, planner.plan(f"{stage}-tags"), task=tag_task,
         call_for=lambda i, part, w: {"in_part": str(part), "out_part": str(w.part_path(i)), "params": tag_params},
-        result_type=tag_result, summarize=tag_summary, force=force,
+        summarize=tag_summary, force=force,
     )
     return parts_stage(
         cfg, Planner(cfg, {f"{stage}-tags": tags}).plan(stage), task=filter_task,
         call_for=lambda i, part, w: {"in_part": str(part), "out_part": str(w.part_path(i)),
                                      "rejected_part": str(w.rejected_path(i)), "params": filter_params},
-        result_type=filter_result, summarize=filter_summary, force=force,
+        summarize=filter_summary, force=force,
     )
 
 
@@ -85,10 +85,8 @@ def langid_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: 
         tag_params = tag_params.model_copy(update={"own_model_path": str(Path(own) / "model.bin")})
     return _tag_then_filter(
         cfg, planner, "langid", force,
-        tag_params=tag_params, tag_task=langid_tag_task, tag_result=langid.LangidShardResult,
-        tag_summary=langid.summarize_langid_tags,
-        filter_params=cfg.langid.filter, filter_task=langid_filter_task, filter_result=langid.LangidFilterResult,
-        filter_summary=langid.summarize_langid_filter,
+        tag_params=tag_params, tag_task=langid_tag_task, tag_summary=langid.TAG_SUMMARY,
+        filter_params=cfg.langid.filter, filter_task=langid_filter_task, filter_summary=langid.FILTER_SUMMARY,
     )
 
 
@@ -109,8 +107,6 @@ def quality_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path:
         return _pass_through(cfg, "quality", planner.ref("langid").path)
     return _tag_then_filter(
         cfg, planner, "quality", force,
-        tag_params=cfg.quality.tag, tag_task=quality_tag_task, tag_result=quality.QualityTagResult,
-        tag_summary=quality.summarize_quality_tags,
-        filter_params=cfg.quality.filter, filter_task=quality_filter_task,
-        filter_result=quality.QualityFilterResult, filter_summary=quality.summarize_quality_filter,
+        tag_params=cfg.quality.tag, tag_task=quality_tag_task, tag_summary=quality.TAG_SUMMARY,
+        filter_params=cfg.quality.filter, filter_task=quality_filter_task, filter_summary=quality.FILTER_SUMMARY,
     )

@@ -44,7 +44,7 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
                    for i in range(len(files))]
         results = run_shards(
             ingest_file_task, calls, [f"part-{i:05d}" for i in range(len(files))], w,
-            ingest_stage.IngestShardResult, cfg.runner, keys=keys, outputs=outputs,
+            cfg.runner, result_type=ingest_stage.IngestShardResult, keys=keys, outputs=outputs,
         )
         for r in results:
             if r.error:

@@ -67,8 +67,7 @@ def perplexity_flow(
         planner.plan("perplexity-tags"),
         task=tag_task,
         call_for=lambda i, part, w: {"in_part": str(part), "out_part": str(w.part_path(i)), "params": tag_params},
-        result_type=ppl.PerplexityTagResult,
-        summarize=ppl.summarize_tag,
+        summarize=ppl.TAG_SUMMARY,
         force=force,
     )
     flt = cfg.perplexity.filter
@@ -87,8 +86,7 @@ def perplexity_flow(
             "rejected_part": str(w.rejected_path(i)),
             "params": flt,
         },
-        result_type=ppl.PerplexityFilterResult,
-        summarize=ppl.summarize_filter,
+        summarize=ppl.FILTER_SUMMARY,
         force=force,
         before=cutoffs,
     )

@@ -34,9 +34,9 @@ def sample_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: 
     parts = parquet_files(input_path)
     with plan.writer() as w:
         calls = [{"in_part": str(p), "out_part": str(w.part_path(i)), "params": cfg.sample} for i, p in enumerate(parts)]
-        results = run_shards(sample_task, calls, [p.stem for p in parts], w, sample_stage.SampleShardResult, cfg.runner)
+        results = run_shards(sample_task, calls, [p.stem for p in parts], w, cfg.runner)
         bound = sample_stage.apply_byte_bound(results, cfg.sample)
-        counts, stats = sample_stage.summarize(results, bound)
+        counts, stats = sample_stage.summarize_sample(results, bound)
         return publish(cfg, plan, w, counts, stats, force)
 
 
@@ -85,7 +85,7 @@ def encode_flow(
     with plan.writer() as w:
         calls = [{"in_part": str(p), "tokenizer_path": tok_file, "out_dir": str(w.tmp), "shard_index": i,
                   "params": cfg.encode} for i, p in enumerate(parts)]
-        results = run_shards(encode_task, calls, [p.stem for p in parts], w, encode_stage.EncodeShardResult, cfg.runner)
-        counts, stats = encode_stage.summarize(results)
+        results = run_shards(encode_task, calls, [p.stem for p in parts], w, cfg.runner)
+        counts, stats = encode_stage.summarize_encode(results)
         return publish(cfg, plan, w, counts, stats, force)
 

@@ -13,9 +13,7 @@ avoid oversubscribing the cores.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +25,7 @@ from storage.parquet import iter_batches, read_schema
 from storage.tokens import TokenShardError, TokenShardWriter, check_vocab_fits, dtype_for_vocab
 from tasks.base import StrictModel
 from tasks.sample import below, document_keys, nominal_threshold
+from tasks.shard_drivers import ShardCounts, summarize
 from tasks.tokenizer import EOT, load_tokenizer, special_token_ids, tokenizer_file
 
 STAGE = "encode"
@@ -53,23 +52,6 @@ def shard_path(out_dir: str | Path, split: str, index: int) -> Path:
     return Path(out_dir) / split / shard_name(index)
 
 
-@dataclass
-class EncodeShardResult:
-    in_part: str
-    shard_index: int
-    dtype: str
-    vocab_size: int
-    tokenizer_sha256: str
-    special_ids: dict = field(default_factory=dict)
-    docs_in: int = 0
-    bytes_in: int = 0
-    docs: dict = field(default_factory=dict)  # split → documents written
-    tokens: dict = field(default_factory=dict)  # split → tokens written (separators included)
-    bytes: dict = field(default_factory=dict)  # split → UTF-8 bytes of the encoded texts
-    files: list = field(default_factory=list)  # shard files written, relative to out_dir
-    dropped: dict = field(default_factory=dict)
-
-
 def _batches(in_part: str, size: int) -> Iterator[tuple[list[str], list[str]]]:
     for batch in iter_batches(Path(in_part), columns=["id", "text"], batch_size=size):
         cols = batch.to_pydict()
@@ -78,8 +60,12 @@ def _batches(in_part: str, size: int) -> Iterator[tuple[list[str], list[str]]]:
 
 def encode_shard(
     in_part: str, tokenizer_path: str, out_dir: str, shard_index: int, params: EncodeParams
-) -> EncodeShardResult:
-    """Encode one Parquet part into this shard index's train and val token shards under `out_dir`."""
+) -> ShardCounts:
+    """Encode one Parquet part into this shard index's train and val token shards under `out_dir`.
+
+    `extra` counts per split the documents, tokens (separators included) and text bytes written; `info` holds
+    the shard's index, dtype, vocabulary size, special ids, tokenizer hash and the files written.
+    """
     schema = read_schema(in_part)
     missing = [c for c in ("id", "text") if schema.get_field_index(c) < 0]
     if missing:
@@ -100,24 +86,22 @@ def encode_shard(
         ) from None
     eot = tok.token_to_id(EOT)
     val_threshold = nominal_threshold(params.val_fraction) if params.val_fraction > 0 else 0
-    result = EncodeShardResult(
-        in_part=str(in_part),
-        shard_index=shard_index,
-        dtype=dtype.name,
-        vocab_size=vocab_size,
-        tokenizer_sha256=hash_file(tokenizer_file(tokenizer_path)),
-        special_ids=special_token_ids(tok),
-    )
+    result = ShardCounts(in_part=str(in_part), bytes_out=None, info={
+        "shard_index": shard_index,
+        "dtype": dtype.name,
+        "vocab_size": vocab_size,
+        "tokenizer_sha256": hash_file(tokenizer_file(tokenizer_path)),
+        "special_ids": special_token_ids(tok),
+    })
+    for name in ("docs", "tokens", "text_bytes"):
+        result.tally_each(name, dict.fromkeys(SPLITS, 0))
     writers: dict[str, TokenShardWriter] = {}
-    docs: Counter = Counter()
-    tokens: Counter = Counter()
-    nbytes: Counter = Counter()
-    dropped: Counter = Counter()
     try:
         for ids, texts in _batches(in_part, ENCODE_BATCH_DOCS):
             result.docs_in += len(texts)
             keep = [i for i, t in enumerate(texts) if t]
-            dropped["empty_text"] += len(texts) - len(keep)
+            for _ in range(len(texts) - len(keep)):
+                result.drop("empty_text", 0)
             if not keep:
                 continue
             texts = [texts[i] for i in keep]
@@ -138,63 +122,54 @@ def encode_shard(
                     flat.extend(doc_ids)
                     flat.append(eot)
                     lengths[j] = len(doc_ids) + 1
-                    nbytes[split] += len(texts[r].encode("utf-8"))
+                    result.tally_each("text_bytes", {split: len(texts[r].encode("utf-8"))})
                 if split not in writers:
                     writers[split] = TokenShardWriter(shard_path(out_dir, split, shard_index), dtype)
                 writers[split].add_documents(np.array(flat, dtype=dtype), lengths)
-                docs[split] += len(rows)
-                tokens[split] += len(flat)
+                result.tally_each("docs", {split: len(rows)})
+                result.tally_each("tokens", {split: len(flat)})
+                result.docs_out += len(rows)
             result.bytes_in += sum(len(t.encode("utf-8")) for t in texts)
     except BaseException:
         for w in writers.values():
             w.abort()
         raise
+    files = []
     for split, w in writers.items():
         w.close()
-        result.files += [f"{split}/{w.path.name}", f"{split}/{w.idx_path.name}"]
-    result.docs = {s: docs[s] for s in SPLITS}
-    result.tokens = {s: tokens[s] for s in SPLITS}
-    result.bytes = {s: nbytes[s] for s in SPLITS}
-    result.dropped = {k: v for k, v in dropped.items() if v}
+        files += [f"{split}/{w.path.name}", f"{split}/{w.idx_path.name}"]
+    result.info["files"] = files
     return result
 
 
-def summarize(results: list[EncodeShardResult]) -> tuple[dict, dict]:
+def summarize_encode(results: Sequence[ShardCounts]) -> tuple[dict, dict]:
     """Counts (documents, tokens per split) and the stats a reader of the shards needs (dtype, vocab, specials,
     tokenizer fingerprint) for the manifest."""
     if not results:
         return {"in": 0, "out": 0}, {}
     for key in ("dtype", "vocab_size", "tokenizer_sha256"):
-        values = {getattr(r, key) for r in results}
+        values = {r.info[key] for r in results}
         if len(values) > 1:
             raise ValueError(
                 f"encode: shards disagree on {key} ({sorted(map(str, values))}); rerun with force"
             )
-    first = results[0]
-    dropped: Counter = Counter()
-    for r in results:
-        dropped.update(r.dropped)
-    docs = {s: sum(r.docs.get(s, 0) for r in results) for s in SPLITS}
-    tokens = {s: sum(r.tokens.get(s, 0) for r in results) for s in SPLITS}
-    text_bytes = {s: sum(r.bytes.get(s, 0) for r in results) for s in SPLITS}
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": sum(docs.values()),
-        "bytes_in": sum(r.bytes_in for r in results),
-        **{f"docs_{s}": docs[s] for s in SPLITS},
-        **{f"tokens_{s}": tokens[s] for s in SPLITS},
-        **{f"dropped_{k}": v for k, v in sorted(dropped.items())},
-    }
-    text_tokens = sum(tokens.values()) - sum(docs.values())  # without the separators
-    stats = {
-        "dtype": first.dtype,
-        "vocab_size": first.vocab_size,
-        "special_ids": first.special_ids,
-        "eot_id": first.special_ids.get(EOT),
-        "tokenizer_sha256": first.tokenizer_sha256,
-        "tokens": tokens,
-        "documents": docs,
-        "shards": {s: sum(1 for r in results if r.docs.get(s)) for s in SPLITS},
-        "bytes_per_token": round(sum(text_bytes.values()) / text_tokens, 4) if text_tokens else None,
-    }
-    return counts, stats
+    first = results[0].info
+
+    def stats(total: ShardCounts, shards: Sequence[ShardCounts]) -> dict:
+        docs, tokens = total.extra["docs"], total.extra["tokens"]
+        text_tokens = sum(tokens.values()) - sum(docs.values())  # without the separators
+        return {
+            "dtype": first["dtype"],
+            "vocab_size": first["vocab_size"],
+            "special_ids": first["special_ids"],
+            "eot_id": first["special_ids"].get(EOT),
+            "tokenizer_sha256": first["tokenizer_sha256"],
+            "tokens": tokens,
+            "documents": docs,
+            "shards": {s: sum(1 for r in shards if r.extra["docs"].get(s)) for s in SPLITS},
+            "bytes_per_token": (
+                round(sum(total.extra["text_bytes"].values()) / text_tokens, 4) if text_tokens else None
+            ),
+        }
+
+    return summarize(results, counted={"docs": {}, "tokens": {}, "dropped": {}}, stats=stats)

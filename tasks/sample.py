@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,8 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
+from storage.atomic import write_text_atomic
 from storage.parquet import ParquetShardWriter, iter_batches, read_schema
 from tasks.base import StrictModel
+from tasks.shard_drivers import ShardCounts, summarize
 
 STAGE = "sample"
 STAGE_VERSION = "1"
@@ -80,16 +81,6 @@ def below(keys: np.ndarray, threshold: int) -> np.ndarray:
     return keys < np.uint64(threshold)
 
 
-@dataclass
-class SampleShardResult:
-    in_part: str
-    part: str
-    docs_in: int = 0
-    bytes_in: int = 0
-    docs_out: int = 0
-    bytes_out: int = 0
-
-
 def _with_key(schema: pa.Schema) -> pa.Schema:
     if schema.get_field_index(KEY_COLUMN) >= 0:
         return schema
@@ -132,13 +123,13 @@ def _text_bytes(table: pa.Table) -> np.ndarray:
     return pc.binary_length(table.column("text")).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def sample_shard(in_part: str, out_part: str, params: SampleParams) -> SampleShardResult:
+def sample_shard(in_part: str, out_part: str, params: SampleParams) -> ShardCounts:
     """Write the documents of one part whose key is below the nominal threshold; the rest are not rejections
     (they are simply not sampled), so there is no rejected side file."""
     d_in, b_in, d_out, b_out = _filter_part(
         in_part, out_part, params.salt, nominal_threshold(params.fraction)
     )
-    return SampleShardResult(str(in_part), str(out_part), d_in, b_in, d_out, b_out)
+    return ShardCounts(str(out_part), str(in_part), docs_in=d_in, docs_out=d_out, bytes_in=b_in, bytes_out=b_out)
 
 
 @dataclass
@@ -180,7 +171,7 @@ def _threshold_for_min(keys: np.ndarray, sizes: np.ndarray, min_bytes: int) -> i
     return KEY_SPACE if need >= keys.size else int(keys[order[need]]) + 1
 
 
-def apply_byte_bound(results: Sequence[SampleShardResult], params: SampleParams) -> ByteBoundResult:
+def apply_byte_bound(results: Sequence[ShardCounts], params: SampleParams) -> ByteBoundResult:
     """Enforce `min_bytes` / `max_bytes` over the whole sample by moving the threshold (module docstring).
 
     Rewrites the sampled parts in place when the threshold moves: lowered, each part is filtered; raised, each
@@ -197,9 +188,7 @@ def apply_byte_bound(results: Sequence[SampleShardResult], params: SampleParams)
         bound = ByteBoundResult(**json.loads(marker.read_text(encoding="utf-8")))
     else:
         bound = _decide_bound(results, params, nominal)
-        tmp = marker.with_name(marker.name + ".partial")
-        tmp.write_text(json.dumps(asdict(bound)), encoding="utf-8")
-        os.replace(tmp, marker)
+        write_text_atomic(marker, json.dumps(asdict(bound)))
     if bound.rule == "max_bytes":
         for r in results:
             _filter_part(r.part, r.part, params.salt, bound.threshold)
@@ -218,7 +207,7 @@ def apply_byte_bound(results: Sequence[SampleShardResult], params: SampleParams)
 
 
 def _decide_bound(
-    results: Sequence[SampleShardResult], params: SampleParams, nominal: int
+    results: Sequence[ShardCounts], params: SampleParams, nominal: int
 ) -> ByteBoundResult:
     sampled_bytes = sum(r.bytes_out for r in results)
     sampled_docs = sum(r.docs_out for r in results)
@@ -243,23 +232,18 @@ def _decide_bound(
     return ByteBoundResult("fraction", nominal, nominal / KEY_SPACE, sampled_docs, sampled_bytes)
 
 
-def summarize(results: list[SampleShardResult], bound: ByteBoundResult | None = None) -> tuple[dict, dict]:
-    """Counts and stats for the manifest; pass the byte bound's result once it has been applied."""
-    nominal_docs = sum(r.docs_out for r in results)
-    nominal_bytes = sum(r.bytes_out for r in results)
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": bound.docs_out if bound else nominal_docs,
-        "bytes_in": sum(r.bytes_in for r in results),
-        "bytes_out": bound.bytes_out if bound else nominal_bytes,
-    }
-    stats = {"nominal_docs": nominal_docs, "nominal_bytes": nominal_bytes}
+def summarize_sample(results: Sequence[ShardCounts], bound: ByteBoundResult | None = None) -> tuple[dict, dict]:
+    """Counts and stats for the manifest; pass the byte bound's result once it has been applied (its sample is
+    what `out` and `bytes_out` count; the nominal one stays in the stats)."""
+
+    def stats(total: ShardCounts, _shards: Sequence[ShardCounts]) -> dict:
+        out = {"nominal_docs": total.docs_out, "nominal_bytes": total.bytes_out or 0}
+        if bound:
+            out.update(bound_rule=bound.rule, threshold=str(bound.threshold),
+                       effective_fraction=bound.effective_fraction)
+        return out
+
+    counts, stats_ = summarize(results, counted={}, stats=stats)
     if bound:
-        stats.update(
-            {
-                "bound_rule": bound.rule,
-                "threshold": str(bound.threshold),
-                "effective_fraction": bound.effective_fraction,
-            }
-        )
-    return counts, stats
+        counts.update(out=bound.docs_out, bytes_out=bound.bytes_out)
+    return counts, stats_

@@ -21,8 +21,8 @@ from tasks.dedup.bloom import (
     measure_false_positive_rate,
     summarize_bloom,
 )
-from tasks.dedup.common import write_documents
 from tasks.dedup.params import BloomDedupParams
+from tasks.dedup.sidefiles import write_documents
 from tests.conftest import shared_file
 
 
@@ -133,7 +133,7 @@ def test_ngram_mode_drops_near_duplicates_and_cuts_copied_paragraphs(tmp_path):
     assert (rej["id"], rej["reason"], rej["duplicate_of"]) == ("near", "bloom_duplicate", "orig")
     (span,) = list(iter_rows(tmp_path / "s.parquet"))
     assert (span["id"], span["text"], span["duplicate_of"]) == ("quote", paras[2], "orig")
-    assert result.stats["checks"] > 0
+    assert result.extra["checks"] > 0
 
 
 def _chained_parts(tmp_path: Path) -> list[str]:
@@ -294,4 +294,4 @@ def test_estimated_keys_bound_what_the_filter_receives(tmp_path):
             [str(part)], [str(tmp_path / f"o-{unit}.parquet")], [str(tmp_path / f"r-{unit}.parquet")], params
         )
         estimate = estimate_keys([str(part)], params)
-        assert result.stats["checks"] <= estimate <= 2 * result.stats["checks"]
+        assert result.extra["checks"] <= estimate <= 2 * result.extra["checks"]

@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from storage.parquet import iter_rows
-from tasks.dedup.common import DedupInputError, normalize_document, normalize_text, write_documents
 from tasks.dedup.exact import (
     exact_dedup_local,
     exact_filter_shard,
@@ -24,6 +23,9 @@ from tasks.dedup.exact import (
     summarize_exact,
 )
 from tasks.dedup.params import ExactDedupParams
+from tasks.dedup.sidefiles import write_documents
+from tasks.dedup.text import normalize_document, normalize_text
+from tasks.shard_drivers import ShardInputError
 
 PARTS = [
     [("a1", "The ferry leaves at 7.\nBring a coat."), ("u1", "A unique first document.")],
@@ -173,9 +175,9 @@ def test_empty_input_part(tmp_path):
 def test_unreadable_part_fails_naming_the_file(tmp_path):
     bad = tmp_path / "part-00000.parquet"
     bad.write_bytes(b"not parquet at all")
-    with pytest.raises(DedupInputError, match="part-00000.parquet: cannot read"):
+    with pytest.raises(ShardInputError, match="part-00000.parquet: cannot read"):
         exact_hash_shard(str(bad), 0, str(tmp_path / "h"), ExactDedupParams())
     no_text = tmp_path / "part-00001.parquet"
     pq.write_table(pa.table({"id": ["a"]}), no_text)
-    with pytest.raises(DedupInputError, match="part-00001.parquet: no column text"):
+    with pytest.raises(ShardInputError, match="part-00001.parquet: no column text"):
         exact_hash_shard(str(no_text), 1, str(tmp_path / "h"), ExactDedupParams())

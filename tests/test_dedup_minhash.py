@@ -17,14 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from storage.parquet import iter_rows
-from tasks.dedup.common import (
-    batch_ngram_hashes,
-    batch_word_hashes,
-    ngram_hashes,
-    word_hashes,
-    words,
-    write_documents,
-)
 from tasks.dedup.minhash import (
     band_keys,
     bucket_files,
@@ -44,6 +36,8 @@ from tasks.dedup.minhash import (
     summarize_minhash,
 )
 from tasks.dedup.params import MinhashDedupParams
+from tasks.dedup.sidefiles import write_documents
+from tasks.dedup.text import batch_ngram_hashes, batch_word_hashes, ngram_hashes, word_hashes, words
 from tests.conftest import shared_file
 
 

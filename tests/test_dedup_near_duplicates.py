@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from storage.parquet import iter_rows
-from tasks.dedup.common import write_documents
 from tasks.dedup.evaluation import (
     NearDuplicateEditor,
     evaluate_pairs,
@@ -20,6 +19,7 @@ from tasks.dedup.evaluation import (
 )
 from tasks.dedup.minhash import candidate_probability, jaccard, minhash_dedup_local, similarity_at
 from tasks.dedup.params import MinhashDedupParams
+from tasks.dedup.sidefiles import write_documents
 from tests.conftest import shared_file
 
 

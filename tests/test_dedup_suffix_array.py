@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from storage.parquet import iter_rows
-from tasks.dedup.common import write_documents
 from tasks.dedup.params import SuffixArrayDedupParams
+from tasks.dedup.sidefiles import write_documents
 from tasks.dedup.suffix_array import (
     estimate_memory_bytes,
     find_repeats,

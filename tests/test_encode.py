@@ -13,7 +13,8 @@ from storage.fingerprint import hash_file
 from storage.parquet import ParquetShardWriter
 from storage.schemas import DOCUMENT_SCHEMA
 from storage.tokens import RandomWindowSampler, TokenShards, iter_documents, iter_sequential_windows
-from tasks.encode import EncodeParams, encode_shard, shard_path, summarize
+from tasks.encode import EncodeParams, encode_shard, shard_path
+from tasks.encode import summarize_encode as summarize
 from tasks.sample import document_key, nominal_threshold
 from tasks.tokenizer import EOT, SPECIAL_TOKENS, TokenizerParams, new_tokenizer, train_tokenizer
 from tests.conftest import shared_file
@@ -90,7 +91,7 @@ def test_decoding_the_shards_gives_back_every_document_with_separators(corpus, t
                 assert doc[-1] == eot and eot not in doc[:-1].tolist()  # exactly one separator, at the end
                 decoded.append(tok.decode(doc[:-1].tolist(), skip_special_tokens=False))
             assert decoded == expected, (i, split)  # same documents, same order
-            assert results[i].docs[split] == len(expected)
+            assert results[i].extra["docs"][split] == len(expected)
     counts, stats = summarize(results)
     assert counts["in"] == sum(len(t) for t in texts)
     empty = sum(1 for part_texts in texts for t in part_texts if not t)
@@ -112,7 +113,7 @@ def test_manifest_summary_has_what_a_reader_needs(corpus, tmp_path):
     assert stats["special_ids"] == {s: i for i, s in enumerate(SPECIAL_TOKENS)} and stats["eot_id"] == 2
     assert stats["tokenizer_sha256"] == hash_file(tok_path)
     assert 2 < stats["bytes_per_token"] < 6
-    assert sorted(results[1].files) == [
+    assert sorted(results[1].info["files"]) == [
         "train/shard-00001.bin",
         "train/shard-00001.idx",
         "val/shard-00001.bin",
@@ -168,7 +169,7 @@ def test_a_vocabulary_over_65536_ids_gets_uint32_shards(tmp_path):
     tok_path = big_vocab_tokenizer(tmp_path / "tokenizer.json")
     parts = write_parts(tmp_path / "in", [["hello there", "the end"]])
     result = encode_shard(parts[0], tok_path, str(tmp_path / "out"), 0, EncodeParams(val_fraction=0))
-    assert result.dtype == "uint32" and result.vocab_size == 70_000
+    assert result.info["dtype"] == "uint32" and result.info["vocab_size"] == 70_000
     tokens = np.memmap(shard_path(tmp_path / "out", "train", 0), dtype=np.uint32, mode="r")
     assert 69_999 in tokens.tolist()  # "he" — an id that uint16 would have wrapped
     tok = Tokenizer.from_file(tok_path)

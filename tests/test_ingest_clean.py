@@ -115,7 +115,7 @@ def test_clean_shard_normalises_and_rejects_with_reason(tmp_path):
     rejected = {r["id"]: r["reason"] for r in iter_rows(tmp_path / "rej.parquet")}
     assert rejected == {"2": "empty_after_clean", "3": "too_short"}
     assert (r.docs_in, r.docs_out) == (3, 1)
-    assert r.rules["unicode_nfc"] == 1
+    assert r.extra["rules"]["unicode_nfc"] == 1
 
 
 # --- WhatsApp and Common Crawl through ingest, then clean ----------------------------------------------------
@@ -155,13 +155,13 @@ def test_whatsapp_export_becomes_messages_and_one_document_per_session(tmp_path)
         "Sam: Merry Christmas !\nKim Lee: thanks, you too\nsee you tonight",
         "Sam: call me on",
     ]
-    assert r.rules == {"mentions": 1, "phone_numbers": 1, "whitespace": 1}
+    assert r.extra["rules"] == {"mentions": 1, "phone_numbers": 1, "whitespace": 1}
 
 
 def test_switched_off_rules_keep_what_they_remove_and_emptied_documents_are_dropped(tmp_path):
     from storage.parquet import ParquetShardWriter
     from storage.schemas import DOCUMENT_SCHEMA
-    from tasks.clean import summarize
+    from tasks.clean import SUMMARY as summarize
     from tasks.cleaning import CleanRules
 
     src = tmp_path / "in.parquet"

@@ -28,12 +28,11 @@ from tasks.langid import (
     default_model_path,
     filter_langid_shard,
     load_fasttext_model,
-    summarize_langid_filter,
-    summarize_langid_tags,
     tag_langid_shard,
     train_langid_model,
 )
 from tasks.langid.model import aggregate, text_spans
+from tasks.langid.stage import FILTER_SUMMARY, TAG_SUMMARY
 from tests.conftest import shared_file
 
 LINGUA = ("ar", "de", "en", "es", "fa", "fr", "it", "nl", "pt", "ur")
@@ -562,7 +561,7 @@ def test_tag_then_filter_langid_shards(tmp_path, monkeypatch):
     out = list(iter_rows(tagged))
     assert [r["lang"] for r in out] == ["en", "fr", "de", "und", "en"]
     assert [r["id"] for r in out] == ["d0", "d1", "d2", "d3", "d4"] and out[4]["text"] == CHAT
-    counts, stats = summarize_langid_tags([result])
+    counts, stats = TAG_SUMMARY([result])
     assert counts["in"] == counts["out"] == 5 and stats["languages"]["en"] == 2
 
     def no_model(*args, **kwargs):
@@ -588,7 +587,7 @@ def test_tag_then_filter_langid_shards(tmp_path, monkeypatch):
         LangidFilterParams(min_score=1.0),
     )
     assert again.docs_out == 0 and again.dropped == {"lang_score_below_threshold": 5}
-    counts, _ = summarize_langid_filter([filtered, again])
+    counts, _ = FILTER_SUMMARY([filtered, again])
     assert {k: v for k, v in counts.items() if not k.startswith("bytes")} == {
         "in": 10, "out": 3, "dropped_lang_not_kept": 2, "dropped_lang_score_below_threshold": 5}
     kept_bytes = sum(len(r["text"].encode()) for r in iter_rows(tmp_path / "kept.parquet"))
@@ -625,7 +624,7 @@ def test_common_crawl_documents_are_tagged_with_plausible_languages(tmp_path):
     src = _write_docs(tmp_path / "cc.parquet", [(t, "commoncrawl") for t in docs])
     result = tag_langid_shard(str(src), str(tmp_path / "tagged.parquet"), LangidParams())
     assert result.docs_out == 697
-    languages = result.languages
+    languages = result.extra["languages"]
     assert max(languages, key=languages.get) == "en" and languages["en"] > 200
     assert len(languages) > 20  # a multilingual crawl
     kept = filter_langid_shard(

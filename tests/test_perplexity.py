@@ -31,9 +31,9 @@ from tasks.perplexity import (
     load_kenlm_model,
     normalize_line,
     resolve_models,
-    summarize,
     tag_perplexity_shard,
 )
+from tasks.perplexity.stage import FILTER_SUMMARY, TAG_SUMMARY
 from tests.conftest import shared_file
 
 # ------------------------------------------------------------------------------------------- normalisation
@@ -330,7 +330,7 @@ def test_tag_shard_scores_model_languages_and_counts_the_rest(tmp_path):
     assert got["d3"]["perplexity"] is None  # a model, but not a single token
     assert got["d1"]["text"] == "Bonjour tout le monde" and got["d1"]["lang_score"] == pytest.approx(0.9)
 
-    counts, stats = summarize([result])
+    counts, stats = TAG_SUMMARY([result])
     assert counts == {
         "in": 6,
         "out": 6,
@@ -353,10 +353,10 @@ def test_tag_shard_without_lang_column(tmp_path):
     assert not (tmp_path / "x.parquet").exists()  # nothing half-written
     params = PerplexityParams(models={"en": arpa}, default_lang="en")
     result = tag_perplexity_shard(src, str(tmp_path / "out.parquet"), params)
-    assert result.tagged == 2
+    assert result.extra["tagged"] == 2
     # re-tagging a tagged part replaces the column rather than adding a second one
     again = tag_perplexity_shard(str(tmp_path / "out.parquet"), str(tmp_path / "again.parquet"), params)
-    assert again.tagged == 2
+    assert again.extra["tagged"] == 2
     assert read_schema(tmp_path / "again.parquet").names.count("perplexity") == 1
 
 
@@ -495,7 +495,7 @@ def test_filter_keeps_head_and_middle_and_counts_reasons(tmp_path):
             assert rejected[doc_id]["reason"] == "perplexity_tail"
         else:
             assert doc_id in kept
-    counts, stats = summarize([result])
+    counts, stats = FILTER_SUMMARY([result])
     # en: 10..1000 step 10 → head < 307 (30 docs), middle 307..603 (30), tail ≥ 604 (40: 30 tail + 10 above max)
     # fr: 5 below min, 50 middle, 500 middle, 5000 above max
     assert counts["dropped_perplexity_tail"] == 30
@@ -524,7 +524,7 @@ def test_filter_can_keep_only_head_and_needs_tagged_input(tmp_path):
         PerplexityFilterParams(),
         {"en": (307, 604)},
     )
-    assert result.no_cutoffs == {"fr": 4}
+    assert result.extra["no_cutoffs"] == {"fr": 4}
     untagged = _write_part(
         tmp_path / "untagged.parquet", [_doc(0, "x", lang="en", lang_score=1.0)], LANG_SCHEMA
     )

@@ -21,11 +21,10 @@ from tasks.quality import (
     document_signals,
     filter_quality_shard,
     quality_signals,
-    summarize_quality_filter,
-    summarize_quality_tags,
     tag_quality_shard,
 )
 from tasks.quality.signals import repetition_signals, split_tokens, split_words
+from tasks.quality.stage import FILTER_SUMMARY, TAG_SUMMARY
 from tests.conftest import ROOT, shared_file
 
 GOOD_PROSE = """The old harbour of the town was built in the seventeenth century, when the fishing fleet had grown too large for the river mouth. Its granite walls still stand, and every morning the boats come back with their catch before the market opens.
@@ -380,7 +379,7 @@ def test_tag_then_filter_shards_keep_columns_and_reasons(tmp_path):
     out = list(iter_rows(tagged))
     assert [r["quality_rule_set"] for r in out] == ["web", "web", "chat", "web", "web"]
     assert out[2]["text"] == CHAT
-    counts, stats = summarize_quality_tags([tag])
+    counts, stats = TAG_SUMMARY([tag])
     assert counts["in"] == counts["out"] == 5 and stats["rule_sets"] == {"chat": 1, "web": 4}
 
     result = filter_quality_shard(
@@ -394,7 +393,7 @@ def test_tag_then_filter_shards_keep_columns_and_reasons(tmp_path):
         "doc-3": "quality_max_c4_lorem_ipsum_lines",
         "doc-4": "quality_min_words",
     }
-    counts, stats = summarize_quality_filter([result])
+    counts, stats = FILTER_SUMMARY([result])
     assert counts["in"] == 5 and counts["out"] == 2
     assert counts["dropped_quality_min_words"] == 1 and stats["keep_rate"] == pytest.approx(0.4)
 

@@ -17,7 +17,7 @@ from tasks.sample import (
     document_key,
     nominal_threshold,
     sample_shard,
-    summarize,
+    summarize_sample,
 )
 from tests.conftest import shared_file
 
@@ -70,7 +70,7 @@ def test_membership_is_decided_by_the_hash_of_the_id_alone(tmp_path):
     assert read_schema(results[0].part).names == [*DOCUMENT_SCHEMA.names, KEY_COLUMN]
     by_id = {d["id"]: d for d in docs}
     assert all(r["text"] == by_id[r["id"]]["text"] for r in rows)  # rows are copied whole
-    counts, stats = summarize(results, bound)
+    counts, stats = summarize_sample(results, bound)
     assert counts["in"] == 4_000 and counts["out"] == len(expected)
     assert counts["bytes_out"] == sum(len(r["text"].encode()) for r in rows)
 
@@ -113,7 +113,7 @@ def test_max_bytes_keeps_the_smallest_keys_and_samples_stay_nested(tmp_path):
     assert params.max_bytes - 100 < kept_bytes <= params.max_bytes  # full up to less than one document
     assert max(r[KEY_COLUMN] for r in kept) < min(r[KEY_COLUMN] for r in full if r["id"] not in ids_of(kept))
     assert ids_of(kept) < ids_of(full)
-    counts, stats = summarize(results, bound)
+    counts, stats = summarize_sample(results, bound)
     assert counts["out"] == len(kept) and counts["bytes_out"] == kept_bytes
     assert stats["bound_rule"] == "max_bytes" and stats["nominal_docs"] == len(full)
 
@@ -187,5 +187,5 @@ def test_real_text_sample_is_about_the_asked_fraction(tmp_path):
     parts = write_parts(tmp_path / "in", [docs[: len(docs) // 2], docs[len(docs) // 2 :]])
     results, bound, rows = run_sample(parts, tmp_path / "out", SampleParams(fraction=0.05))
     assert abs(len(rows) / len(docs) - 0.05) < 0.01  # 7,222 speeches
-    counts, _ = summarize(results, bound)
+    counts, _ = summarize_sample(results, bound)
     assert counts["bytes_in"] == len(text.encode()) - 2 * (len(docs) - 1)

@@ -42,23 +42,12 @@ import numpy as np
 import pyarrow.compute as pc
 from pybloom_live import BloomFilter, ScalableBloomFilter
 
-from tasks.dedup.common import (
-    KEEP,
-    Decision,
-    DedupInputError,
-    DedupShardResult,
-    SpanRemoval,
-    atomic_path,
-    batch_ngram_hashes,
-    batch_word_hashes,
-    doc_batches,
-    filter_shard,
-    hash64,
-    normalize_text,
-    split_paragraphs,
-    summarize_results,
-)
+from storage.atomic import atomic_path, write_atomic
+from tasks.dedup.decisions import DEDUP_SUMMARY, KEEP, Decision, SpanRemoval, apply_decisions
 from tasks.dedup.params import BloomDedupParams
+from tasks.dedup.sidefiles import DedupInputError
+from tasks.dedup.text import batch_ngram_hashes, batch_word_hashes, hash64, normalize_text, split_paragraphs
+from tasks.shard_drivers import ShardCounts, part_batches
 
 STAGE = "dedup_bloom"
 STAGE_VERSION = "2"
@@ -88,7 +77,7 @@ def estimate_keys(in_parts: list[str], params: BloomDedupParams) -> int:
     pattern = r"[\p{L}\p{N}_]+" if params.unit == "ngram" else "\n"
     total = 0
     for part in in_parts:
-        for batch in doc_batches(part, columns=["text"]):
+        for batch in part_batches(part, columns=["text"]):
             counts = pc.count_substring_regex(batch.column(0), pattern)
             total += int(pc.sum(counts).as_py() or 0) + (len(batch) if params.unit == "paragraph" else 0)
     return total
@@ -112,11 +101,11 @@ def load_filter(path: str | os.PathLike, params: BloomDedupParams) -> Filter:
 
 
 def save_filter(filt: Filter, path: str | os.PathLike) -> Path:
-    final, tmp = atomic_path(path)
-    with open(tmp, "wb") as fh:
-        filt.tofile(fh)
-    os.replace(tmp, final)
-    return final
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            filt.tofile(fh)
+
+    return write_atomic(path, save)
 
 
 SURVIVORS_SUFFIX = ".survivors.npz"
@@ -189,9 +178,8 @@ class SurvivorIndex:
     def save(self, path: str | os.PathLike, previous: str | os.PathLike | None) -> Path:
         """Write the keys and documents this call added; `previous` is the survivors file it continued."""
         keys, docs = self._new_keys()
-        final, tmp = atomic_path(path)
         new_ids = [i.encode("utf-8") for i in self.ids[self._first_new_doc :]]
-        with open(tmp, "wb") as fh:
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.savez(
                 fh,
                 keys=keys,
@@ -201,8 +189,7 @@ class SurvivorIndex:
                 id_ends=np.cumsum([len(i) for i in new_ids], dtype=np.int64),
                 previous=np.array([Path(previous).name if previous else ""], dtype=np.str_),
             )
-        os.replace(tmp, final)
-        return final
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> SurvivorIndex:
@@ -395,7 +382,7 @@ def bloom_dedup_shard(
     rejected_part: str,
     params: BloomDedupParams,
     spans_part: str | None = None,
-) -> DedupShardResult:
+) -> ShardCounts:
     """One part, in corpus order after the parts before it: load their filter, check, save the filter.
 
     `filter_in` is the previous part's `filter_out` (None for the first part). With `track_survivors`, the
@@ -424,7 +411,7 @@ def bloom_dedup_parts(
     params: BloomDedupParams,
     spans_parts: list[str] | None = None,
     filter_out: str | None = None,
-) -> list[DedupShardResult]:
+) -> list[ShardCounts]:
     """All parts in order through one filter (one task: the state carries over from part to part)."""
     if not (len(in_parts) == len(out_parts) == len(rejected_parts)):
         raise ValueError("bloom: in_parts, out_parts and rejected_parts must have the same length")
@@ -445,9 +432,9 @@ def _run(
     rejected_part: str,
     spans_part: str | None,
     part_index: int,
-) -> DedupShardResult:
+) -> ShardCounts:
     checks0 = deduper.checks
-    result = filter_shard(
+    result = apply_decisions(
         in_part,
         out_part,
         rejected_part,
@@ -456,23 +443,20 @@ def _run(
         min_chars_after=deduper.params.min_chars_after,
         emptied_reason=REASON_EMPTIED,
     )
-    result.stats = {
-        "part_index": part_index,
-        "checks": deduper.checks - checks0,
-        "filter_keys": len(deduper.filter),
-    }
+    result.tally("checks", deduper.checks - checks0)
+    result.info.update(part_index=part_index, filter_keys=len(deduper.filter))
     if deduper.survivors is not None:
-        result.stats["survivor_keys"] = len(deduper.survivors)
+        result.info["survivor_keys"] = len(deduper.survivors)
     return result
 
 
 def summarize_bloom(
-    results: list[DedupShardResult], params: BloomDedupParams | None = None
+    results: list[ShardCounts], params: BloomDedupParams | None = None
 ) -> tuple[dict, dict]:
-    counts, stats = summarize_results(results)
-    stats["checks"] = sum(r.stats.get("checks", 0) for r in results)
+    counts, stats = DEDUP_SUMMARY(results)
+    stats["checks"] = sum(r.extra.get("checks", 0) for r in results)
     if results:
-        stats["filter_keys"] = results[-1].stats.get("filter_keys", 0)
+        stats["filter_keys"] = results[-1].info.get("filter_keys", 0)
     if params is not None:
         stats["capacity"] = params.capacity
         stats["error_rate"] = params.error_rate

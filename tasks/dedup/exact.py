@@ -24,23 +24,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from tasks.dedup.common import (
-    KEEP,
-    Decision,
-    DedupShardResult,
-    SpanRemoval,
-    doc_batches,
-    filter_shard,
-    hash128,
-    normalize_document,
-    normalize_text,
-    part_name,
-    read_tables,
-    split_paragraphs,
-    summarize_results,
-    write_table_atomic,
-)
+from tasks.dedup.decisions import DEDUP_SUMMARY, KEEP, Decision, SpanRemoval, apply_decisions
 from tasks.dedup.params import ExactDedupParams
+from tasks.dedup.sidefiles import part_name, read_tables, write_table_atomic
+from tasks.dedup.text import hash128, normalize_document, normalize_text, split_paragraphs
+from tasks.shard_drivers import ShardCounts, part_batches
 
 STAGE = "dedup_exact"
 STAGE_VERSION = "1"
@@ -130,7 +118,7 @@ def exact_hash_shard(
     result = ExactHashResult(part=in_part, part_index=part_index)
     tables: list[pa.Table] = []
     row = 0
-    for batch in doc_batches(in_part, columns=["id", "text"]):
+    for batch in part_batches(in_part, columns=["id", "text"]):
         # Python objects live for one batch only; the part's hashes accumulate as Arrow columns
         cols: dict[str, list] = {name: [] for name in HASH_SCHEMA.names}
         for doc_id, text in zip(
@@ -245,7 +233,7 @@ def exact_filter_shard(
     rejected_part: str,
     params: ExactDedupParams,
     spans_part: str | None = None,
-) -> DedupShardResult:
+) -> ShardCounts:
     """Phase 3: drop this part's duplicate documents and cut its repeated paragraphs."""
     drop, cut = read_selection(selection_files, part_index)
 
@@ -262,7 +250,7 @@ def exact_filter_shard(
         ]
         return Decision(spans=spans)
 
-    result = filter_shard(
+    result = apply_decisions(
         in_part,
         out_part,
         rejected_part,
@@ -271,15 +259,15 @@ def exact_filter_shard(
         min_chars_after=params.min_chars_after,
         emptied_reason=REASON_EMPTIED,
     )
-    result.stats = {"part_index": part_index}
+    result.info["part_index"] = part_index
     return result
 
 
 def summarize_exact(
-    results: list[DedupShardResult], select_results: list[ExactSelectResult] | None = None
+    results: list[ShardCounts], select_results: list[ExactSelectResult] | None = None
 ) -> tuple[dict, dict]:
     """Manifest counts/stats of the exact sub-stage (filter results, plus the selection's group counts)."""
-    counts, stats = summarize_results(results)
+    counts, stats = DEDUP_SUMMARY(results)
     if select_results:
         stats["duplicate_groups"] = sum(r.groups for r in select_results)
         stats["hash_rows"] = sum(r.rows_in for r in select_results)
@@ -293,7 +281,7 @@ def exact_dedup_local(
     work_dir: str,
     params: ExactDedupParams,
     spans_parts: list[str] | None = None,
-) -> list[DedupShardResult]:
+) -> list[ShardCounts]:
     """All three phases in this process, in order (tests, benchmarks, small inputs)."""
     for i, part in enumerate(in_parts):
         exact_hash_shard(part, i, str(Path(work_dir) / "hashes"), params)

@@ -40,24 +40,18 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from tasks.dedup.common import (
-    KEEP,
-    Decision,
+from tasks.dedup.decisions import DEDUP_SUMMARY, KEEP, Decision, apply_decisions
+from tasks.dedup.params import MinhashDedupParams
+from tasks.dedup.sidefiles import (
     DedupInputError,
-    DedupShardResult,
-    batch_ngram_hashes,
-    batch_word_hashes,
-    doc_batches,
-    filter_shard,
     load_array,
-    mix64,
     part_name,
     read_tables,
     save_npy_atomic,
-    summarize_results,
     write_table_atomic,
 )
-from tasks.dedup.params import MinhashDedupParams
+from tasks.dedup.text import batch_ngram_hashes, batch_word_hashes, mix64
+from tasks.shard_drivers import ShardCounts, part_batches
 
 STAGE = "dedup_minhash"
 STAGE_VERSION = "2"
@@ -277,7 +271,7 @@ def minhash_signature_shard(
     doc_cols: dict[str, list] = {name: [] for name in DOCS_SCHEMA.names}
     kept_shingles: list[np.ndarray] = []
     row0 = 0
-    for batch in doc_batches(in_part, columns=["id", "text"], batch_size=params.batch_docs):
+    for batch in part_batches(in_part, columns=["id", "text"], batch_size=params.batch_docs):
         ids = batch.column("id").to_pylist()
         hv, sizes = batch_shingle_hashes(batch.column("text").to_pylist(), params.ngram, params.normalize)
         sig = batch_signatures(hv, sizes, a, b)
@@ -568,7 +562,7 @@ def minhash_filter_shard(
     out_part: str,
     rejected_part: str,
     params: MinhashDedupParams | None = None,
-) -> DedupShardResult:
+) -> ShardCounts:
     """Phase 4: drop this part's cluster members that are not their cluster's survivor."""
     del params  # the decision is all in the clusters file
     drop = read_clusters(clusters_file, part_index)
@@ -577,19 +571,19 @@ def minhash_filter_shard(
         survivor = drop.get(row)
         return Decision(REASON, survivor) if survivor is not None else KEEP
 
-    result = filter_shard(in_part, out_part, rejected_part, decide)
-    result.stats = {"part_index": part_index}
+    result = apply_decisions(in_part, out_part, rejected_part, decide)
+    result.info["part_index"] = part_index
     return result
 
 
 def summarize_minhash(
-    results: list[DedupShardResult],
+    results: list[ShardCounts],
     bucket_results: list[MinhashBucketResult] | None = None,
     cluster_result: MinhashClusterResult | None = None,
     params: MinhashDedupParams | None = None,
 ) -> tuple[dict, dict]:
     """Manifest counts/stats: per-reason drops plus candidate pairs, clusters and the S-curve used."""
-    counts, stats = summarize_results(results)
+    counts, stats = DEDUP_SUMMARY(results)
     if bucket_results:
         stats["candidate_pairs"] = sum(r.candidate_pairs for r in bucket_results)
         stats["verified_pairs"] = sum(r.verified_pairs for r in bucket_results)
@@ -612,7 +606,7 @@ def minhash_dedup_local(
     rejected_parts: list[str],
     work_dir: str,
     params: MinhashDedupParams,
-) -> tuple[list[DedupShardResult], list[MinhashBucketResult], MinhashClusterResult]:
+) -> tuple[list[ShardCounts], list[MinhashBucketResult], MinhashClusterResult]:
     """All four phases in this process, in order (tests, benchmarks, small inputs)."""
     for i, part in enumerate(in_parts):
         minhash_signature_shard(part, i, work_dir, params)

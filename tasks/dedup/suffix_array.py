@@ -19,24 +19,16 @@ message when that exceeds `max_memory_bytes` (default: 80 % of the memory availa
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow.compute as pc
 
-from tasks.dedup.common import (
-    KEEP,
-    Decision,
-    DedupShardResult,
-    SpanRemoval,
-    available_memory_bytes,
-    cut_spans,
-    doc_batches,
-    filter_shard,
-    summarize_results,
-)
+from tasks.dedup.decisions import DEDUP_SUMMARY, KEEP, Decision, SpanRemoval, apply_decisions, cut_spans
 from tasks.dedup.params import SuffixArrayDedupParams
+from tasks.shard_drivers import ShardCounts, part_batches
 
 STAGE = "dedup_suffix_array"
 STAGE_VERSION = "1"
@@ -47,6 +39,21 @@ _INT32_LIMIT = (1 << 31) - 1
 _CHUNK = 1 << 22  # suffix-array entries post-processed at once
 
 log = logging.getLogger(__name__)
+
+
+def available_memory_bytes() -> int:
+    """Memory the kernel says can be allocated now without swapping (MemAvailable); a guess when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
 
 
 def estimate_memory_bytes(text_bytes: int, docs: int = 0) -> int:
@@ -90,7 +97,7 @@ class SuffixArrayPlan:
 def text_size(in_part: str) -> tuple[int, int]:
     """(UTF-8 bytes of the `text` column, documents) of one part, read column-wise."""
     total = docs = 0
-    for batch in doc_batches(in_part, columns=["text"]):
+    for batch in part_batches(in_part, columns=["text"]):
         col = batch.column(0)
         docs += len(col)
         s = pc.sum(pc.binary_length(col)).as_py()
@@ -243,7 +250,7 @@ def suffix_array_dedup_group(
     rejected_parts: list[str],
     params: SuffixArrayDedupParams,
     spans_parts: list[str] | None = None,
-) -> list[DedupShardResult]:
+) -> list[ShardCounts]:
     """One group of consecutive shards (from `plan_suffix_array_groups`): one suffix array, then one filter
     pass per shard. Refuses, before allocating anything big, when the estimated memory exceeds the limit."""
     if not (len(in_parts) == len(part_indices) == len(out_parts) == len(rejected_parts)):
@@ -265,7 +272,7 @@ def suffix_array_dedup_group(
     where: list[tuple[int, int]] = []  # (position in in_parts, row)
     for k, part in enumerate(in_parts):
         row = 0
-        for batch in doc_batches(part, columns=["id", "text"]):
+        for batch in part_batches(part, columns=["id", "text"]):
             for doc_id, text in zip(
                 batch.column("id").to_pylist(), batch.column("text").to_pylist(), strict=True
             ):
@@ -309,7 +316,7 @@ def suffix_array_dedup_group(
                 return Decision(REASON_TOO_SHORT, biggest.duplicate_of)
             return Decision(spans=removals)
 
-        shard = filter_shard(
+        shard = apply_decisions(
             part,
             out_parts[k],
             rejected_parts[k],
@@ -317,16 +324,16 @@ def suffix_array_dedup_group(
             spans_part=spans_parts[k] if spans_parts else None,
             emptied_reason=REASON_TOO_SHORT,
         )
-        shard.stats = {"part_index": part_indices[k], **({"group": group_stats} if k == 0 else {})}
+        shard.info.update(part_index=part_indices[k], **({"group": group_stats} if k == 0 else {}))
         results.append(shard)
     return results
 
 
 def summarize_suffix_array(
-    results: list[DedupShardResult], plan: SuffixArrayPlan | None = None
+    results: list[ShardCounts], plan: SuffixArrayPlan | None = None
 ) -> tuple[dict, dict]:
-    counts, stats = summarize_results(results)
-    groups = [r.stats["group"] for r in results if "group" in r.stats]
+    counts, stats = DEDUP_SUMMARY(results)
+    groups = [r.info["group"] for r in results if "group" in r.info]
     if groups:
         text = sum(g["group_bytes"] for g in groups)
         sa = sum(g["sa_seconds"] + g["lcp_seconds"] for g in groups)

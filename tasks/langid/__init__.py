@@ -16,16 +16,14 @@ from tasks.langid.model import (
     normalize_for_own_model,
 )
 from tasks.langid.stage import (
+    FILTER_SUMMARY,
     STAGE,
     STAGE_VERSION,
+    TAG_SUMMARY,
     LangidFilterParams,
-    LangidFilterResult,
     LangidParams,
-    LangidShardResult,
     filter_langid_shard,
     langid_reasons,
-    summarize_langid_filter,
-    summarize_langid_tags,
     tag_langid_shard,
 )
 from tasks.langid.train import (
@@ -40,15 +38,15 @@ from tasks.langid.train import (
 __all__ = [
     "STAGE",
     "STAGE_VERSION",
+    "TAG_SUMMARY",
+    "FILTER_SUMMARY",
     "TEXT_COLUMNS",
     "UNDETERMINED",
     "CombinedPredictor",
     "FastTextModel",
     "LabelledText",
     "LangidFilterParams",
-    "LangidFilterResult",
     "LangidParams",
-    "LangidShardResult",
     "LangidTrainMetrics",
     "LanguageGuess",
     "LanguagePredictor",
@@ -60,8 +58,6 @@ __all__ = [
     "load_fasttext_model",
     "normalize_for_own_model",
     "read_labelled_file",
-    "summarize_langid_filter",
-    "summarize_langid_tags",
     "tag_langid_shard",
     "train_langid_model",
 ]

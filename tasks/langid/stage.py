@@ -9,22 +9,19 @@ since single chat messages are too short to identify reliably.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import Field
 
-from storage.parquet import ParquetShardWriter, iter_batches, read_schema
-from storage.schemas import with_reason
 from tasks.base import StrictModel
 from tasks.langid.model import CombinedPredictor, LanguagePredictor, check_fasttext_file, default_model_path
 from tasks.quality.signals import strip_chat_authors
+from tasks.shard_drivers import ShardCounts, Summary, filter_shard, keep_rate, tag_shard
 
 STAGE = "langid"
 STAGE_VERSION = "1"
@@ -108,76 +105,29 @@ def _sha256_cached(path: str, _mtime_ns: int, _size: int) -> str:
     return h.hexdigest()
 
 
-def tagged_schema(schema: pa.Schema) -> pa.Schema:
-    """The input schema with `lang` and `lang_score` (replaced if present)."""
-    for f in LANG_FIELDS:
-        if schema.get_field_index(f.name) >= 0:
-            schema = schema.remove(schema.get_field_index(f.name))
-    for f in LANG_FIELDS:
-        schema = schema.append(f)
-    return schema
-
-
-@dataclass
-class LangidShardResult:
-    part: str
-    docs_in: int = 0
-    docs_out: int = 0
-    bytes_in: int = 0
-    seconds: float = 0.0
-    languages: dict = field(default_factory=dict)
-
-
-def tag_langid_shard(in_part: str, out_part: str, params: LangidParams) -> LangidShardResult:
-    """Write every row of `in_part` to `out_part` with its `lang` and `lang_score`."""
-    started = time.perf_counter()
-    schema = read_schema(in_part)
-    for column in ("text", "source"):
-        if schema.get_field_index(column) < 0:
-            raise ValueError(f"{in_part}: missing column '{column}' (not a document dataset)")
+def tag_langid_shard(in_part: str, out_part: str, params: LangidParams) -> ShardCounts:
+    """Write every row of `in_part` to `out_part` with its `lang` and `lang_score` (`extra["languages"]`)."""
     predictor = params.predictor()
     chat_sources = set(params.chat_sources)
-    result = LangidShardResult(part=out_part)
-    languages: Counter = Counter()
-    with ParquetShardWriter(out_part, tagged_schema(schema)) as writer:
-        for batch in iter_batches(in_part):
-            texts = batch.column("text").to_pylist()
-            sources = batch.column("source").to_pylist()
-            judged = [
-                strip_chat_authors(t) if s in chat_sources else t for t, s in zip(texts, sources, strict=True)
-            ]
-            guesses = predictor.predict_many(judged)
-            table = pa.Table.from_batches([batch])
-            for f in LANG_FIELDS:
-                if f.name in table.column_names:
-                    table = table.drop_columns([f.name])
-            table = table.append_column("lang", pa.array([g.lang for g in guesses], pa.string()))
-            table = table.append_column("lang_score", pa.array([g.score for g in guesses], pa.float32()))
-            writer.write_batch(table)
-            languages.update(g.lang for g in guesses)
-            result.docs_in += len(texts)
-            result.docs_out += len(texts)
-            result.bytes_in += int(pc.sum(pc.binary_length(batch.column("text"))).as_py() or 0)
-    result.languages = dict(languages)
-    result.seconds = time.perf_counter() - started
-    return result
+
+    def tag(batch: pa.RecordBatch, counts: ShardCounts) -> dict:
+        texts = batch.column("text").to_pylist()
+        sources = batch.column("source").to_pylist()
+        judged = [strip_chat_authors(t) if s in chat_sources else t for t, s in zip(texts, sources, strict=True)]
+        guesses = predictor.predict_many(judged)
+        counts.tally_each("languages", [g.lang for g in guesses])
+        return {"lang": [g.lang for g in guesses], "lang_score": [g.score for g in guesses]}
+
+    return tag_shard(in_part, out_part, LANG_FIELDS, tag, required=("text", "source"), hint="not a document dataset")
 
 
-def summarize_langid_tags(results: list[LangidShardResult]) -> tuple[dict, dict]:
-    languages: Counter = Counter()
-    for r in results:
-        languages.update(r.languages)
-    seconds = sum(r.seconds for r in results)
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": sum(r.docs_out for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-    }
-    stats = {
+def langid_tag_stats(total: ShardCounts, _shards: Sequence[ShardCounts]) -> dict:
+    languages = Counter(total.extra.get("languages", {}))
+    seconds = total.extra.get("seconds", 0)
+    return {
         "languages": dict(languages.most_common()),
-        "docs_per_second": counts["in"] / seconds if seconds else None,
+        "docs_per_second": total.docs_in / seconds if seconds else None,
     }
-    return counts, stats
 
 
 def langid_reasons(table: pa.Table | pa.RecordBatch, params: LangidFilterParams) -> np.ndarray:
@@ -192,59 +142,15 @@ def langid_reasons(table: pa.Table | pa.RecordBatch, params: LangidFilterParams)
     return reasons
 
 
-@dataclass
-class LangidFilterResult:
-    part: str
-    docs_in: int = 0
-    docs_out: int = 0
-    dropped: dict = field(default_factory=dict)
-    bytes_in: int = 0
-    bytes_out: int = 0
-
-
 def filter_langid_shard(
     in_part: str, out_part: str, rejected_part: str, params: LangidFilterParams
-) -> LangidFilterResult:
+) -> ShardCounts:
     """Split a tagged part into kept rows and rejected rows (with `reason`)."""
-    schema = read_schema(in_part)
-    for f in LANG_FIELDS:
-        if schema.get_field_index(f.name) < 0:
-            raise ValueError(f"{in_part}: missing column '{f.name}' (run the langid tagging first)")
-    result = LangidFilterResult(part=out_part)
-    dropped: Counter = Counter()
-    with (
-        ParquetShardWriter(out_part, schema) as kept,
-        ParquetShardWriter(rejected_part, with_reason(schema)) as rejected,
-    ):
-        for batch in iter_batches(in_part):
-            reasons = langid_reasons(batch, params)
-            keep = reasons == None  # noqa: E711
-            table = pa.Table.from_batches([batch])
-            kept.write_batch(table.filter(pa.array(keep)))
-            if (~keep).any():
-                gone = table.filter(pa.array(~keep))
-                rejected.write_batch(
-                    gone.append_column("reason", pa.array(reasons[~keep].tolist(), pa.string()))
-                )
-                dropped.update(reasons[~keep].tolist())
-            result.docs_in += table.num_rows
-            result.docs_out += int(keep.sum())
-            sizes = pc.binary_length(table.column("text")).to_numpy(zero_copy_only=False)
-            result.bytes_in += int(sizes.sum())
-            result.bytes_out += int(sizes[keep].sum())
-    result.dropped = dict(dropped)
-    return result
+    return filter_shard(
+        in_part, out_part, rejected_part, lambda batch, _counts: langid_reasons(batch, params),
+        required=[f.name for f in LANG_FIELDS], hint="run the langid tagging first",
+    )
 
 
-def summarize_langid_filter(results: list[LangidFilterResult]) -> tuple[dict, dict]:
-    dropped: Counter = Counter()
-    for r in results:
-        dropped.update(r.dropped)
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": sum(r.docs_out for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-        "bytes_out": sum(r.bytes_out for r in results),
-        **{f"dropped_{k}": v for k, v in sorted(dropped.items())},
-    }
-    return counts, {"keep_rate": counts["out"] / counts["in"] if counts["in"] else None}
+TAG_SUMMARY = Summary(counted={}, stats=langid_tag_stats)
+FILTER_SUMMARY = Summary(stats=keep_rate)

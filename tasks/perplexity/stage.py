@@ -16,22 +16,18 @@ from __future__ import annotations
 
 import math
 import os
-import time
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
-from storage.parquet import ParquetShardWriter, iter_batches, parquet_files, read_schema
-from storage.schemas import with_reason
+from storage.parquet import iter_batches, parquet_files, read_schema
 from tasks.base import StrictModel
 from tasks.perplexity.scorer import MODEL_ARPA, MODEL_BINARY, PerplexityScorer
+from tasks.shard_drivers import ShardCounts, Summary, Verdicts, filter_shard, tag_shard
 
 STAGE = "perplexity"
 STAGE_VERSION = "1"
@@ -137,34 +133,7 @@ def _row_langs(batch: pa.RecordBatch | pa.Table, default_lang: str | None, part:
     return [v or fallback for v in batch.column("lang").to_pylist()]
 
 
-def _with_column(table: pa.Table, fld: pa.Field, values: pa.Array) -> pa.Table:
-    i = table.schema.get_field_index(fld.name)
-    return table.set_column(i, fld, values) if i >= 0 else table.append_column(fld, values)
-
-
-def _output_schema(schema: pa.Schema, *fields: pa.Field) -> pa.Schema:
-    for fld in fields:
-        i = schema.get_field_index(fld.name)
-        schema = schema.set(i, fld) if i >= 0 else schema.append(fld)
-    return schema
-
-
 # ---------------------------------------------------------------------------------------------------- tagging
-
-
-@dataclass
-class PerplexityTagResult:
-    part: str
-    docs_in: int = 0
-    docs_out: int = 0
-    bytes_in: int = 0
-    tagged: int = 0
-    lines: int = 0
-    tokens: int = 0
-    no_model: dict = field(default_factory=dict)  # lang → documents passed through without a model
-    no_tokens: int = 0  # documents with a model but no token (null perplexity)
-    per_lang: dict = field(default_factory=dict)  # lang → documents tagged
-    seconds: float = 0.0
 
 
 def tag_perplexity_shard(
@@ -172,80 +141,49 @@ def tag_perplexity_shard(
     out_part: str,
     params: PerplexityParams,
     scorers: Mapping[str, PerplexityScorer] | None = None,
-) -> PerplexityTagResult:
+) -> ShardCounts:
     """Copy `in_part` to `out_part` with a `perplexity` column (float32; null without a model or without tokens).
 
     `scorers` (from `load_scorers`) can be passed to reuse loaded models; by default they are loaded here
-    (once per process: the model cache makes a second load free).
+    (once per process: the model cache makes a second load free). `extra` counts the documents `tagged`
+    (`per_lang`), passed through for want of a model (`no_model`, per language) or of tokens (`no_tokens`),
+    and the `lines` and `tokens` scored.
     """
-    t0 = time.perf_counter()
     scorers = load_scorers(params) if scorers is None else scorers
-    schema = read_schema(in_part)
-    if "text" not in schema.names:
-        raise ValueError(f"{in_part}: no `text` column")
-    out_schema = _output_schema(schema, PERPLEXITY_FIELD)
-    result = PerplexityTagResult(part=out_part)
-    no_model: Counter = Counter()
-    per_lang: Counter = Counter()
-    with ParquetShardWriter(out_part, out_schema) as writer:
-        for batch in iter_batches(in_part):
-            langs = _row_langs(batch, params.default_lang, in_part)
-            values: list[float | None] = []
-            for text, lang in zip(batch.column("text").to_pylist(), langs, strict=True):
-                text = text or ""
-                result.bytes_in += len(text.encode("utf-8"))
-                scorer = scorers.get(lang)
-                if scorer is None:
-                    no_model[lang] += 1
-                    values.append(None)
-                    continue
-                score = scorer.score_text(text)
-                ppl = score.perplexity
-                if ppl is None:
-                    result.no_tokens += 1
-                else:
-                    result.tagged += 1
-                    per_lang[lang] += 1
-                    result.lines += score.lines
-                    result.tokens += score.tokens
-                values.append(ppl)
-            table = pa.Table.from_batches([batch])
-            table = _with_column(table, PERPLEXITY_FIELD, pa.array(values, type=pa.float32()))
-            writer.write_batch(table)
-            result.docs_in += batch.num_rows
-            result.docs_out += batch.num_rows
-    result.no_model = dict(sorted(no_model.items()))
-    result.per_lang = dict(sorted(per_lang.items()))
-    result.seconds = round(time.perf_counter() - t0, 3)
-    return result
+
+    def tag(batch: pa.RecordBatch, counts: ShardCounts) -> dict:
+        langs = _row_langs(batch, params.default_lang, in_part)
+        values: list[float | None] = []
+        for text, lang in zip(batch.column("text").to_pylist(), langs, strict=True):
+            scorer = scorers.get(lang)
+            if scorer is None:
+                counts.tally_each("no_model", [lang])
+                values.append(None)
+                continue
+            score = scorer.score_text(text or "")
+            if score.perplexity is None:
+                counts.tally("no_tokens")
+            else:
+                counts.tally("tagged")
+                counts.tally_each("per_lang", [lang])
+                counts.tally("lines", score.lines)
+                counts.tally("tokens", score.tokens)
+            values.append(score.perplexity)
+        return {PERPLEXITY_FIELD.name: values}
+
+    return tag_shard(in_part, out_part, [PERPLEXITY_FIELD], tag, required=("text",))
 
 
-def summarize_tag(results: Sequence[PerplexityTagResult]) -> tuple[dict, dict]:
-    no_model: Counter = Counter()
-    per_lang: Counter = Counter()
-    for r in results:
-        no_model.update(r.no_model)
-        per_lang.update(r.per_lang)
-    seconds = sum(r.seconds for r in results)
-    docs = sum(r.docs_in for r in results)
-    mb = sum(r.bytes_in for r in results) / 1e6
-    counts = {
-        "in": docs,
-        "out": sum(r.docs_out for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-        "tagged": sum(r.tagged for r in results),
-        "no_tokens": sum(r.no_tokens for r in results),
-        **{f"no_model_{lang}": n for lang, n in sorted(no_model.items())},
-    }
-    stats = {
-        "tagged_per_lang": dict(sorted(per_lang.items())),
-        "lines_scored": sum(r.lines for r in results),
-        "tokens_scored": sum(r.tokens for r in results),
+def perplexity_tag_stats(total: ShardCounts, _shards: Sequence[ShardCounts]) -> dict:
+    seconds = total.extra.get("seconds", 0)
+    return {
+        "tagged_per_lang": dict(sorted(total.extra.get("per_lang", {}).items())),
+        "lines_scored": total.extra.get("lines", 0),
+        "tokens_scored": total.extra.get("tokens", 0),
         "task_seconds": round(seconds, 3),
-        "docs_per_task_second": round(docs / seconds, 1) if seconds else None,
-        "mb_per_task_second": round(mb / seconds, 3) if seconds else None,
+        "docs_per_task_second": round(total.docs_in / seconds, 1) if seconds else None,
+        "mb_per_task_second": round(total.bytes_in / 1e6 / seconds, 3) if seconds else None,
     }
-    return counts, stats
 
 
 # ----------------------------------------------------------------------------------------------- cut-offs
@@ -334,113 +272,50 @@ def filter_reason(perplexity: float | None, bucket: str | None, params: Perplexi
     return None
 
 
-@dataclass
-class PerplexityFilterResult:
-    part: str
-    docs_in: int = 0
-    docs_out: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    dropped: dict = field(default_factory=dict)  # reason → documents
-    buckets: dict = field(default_factory=dict)  # bucket (or 'none') → documents, before dropping
-    kept_without_perplexity: int = 0
-    no_cutoffs: dict = field(default_factory=dict)  # lang → documents with a perplexity but no cut-offs
-
-
 def filter_perplexity_shard(
     in_part: str,
     out_part: str,
     rejected_part: str,
     params: PerplexityFilterParams,
     cutoffs: Mapping[str, Sequence[float]],
-) -> PerplexityFilterResult:
+) -> ShardCounts:
     """Add `ppl_bucket` to a tagged part; keep the chosen buckets, the rest goes to `rejected_part` with a reason.
 
     `cutoffs` is `compute_cutoffs(...)` (or the same mapping read back from the manifest: lists work too).
+    `extra` counts documents per bucket before dropping (`buckets`), those kept without a perplexity, and per
+    language those with a perplexity but no cut-offs (`no_cutoffs`).
     """
-    schema = read_schema(in_part)
-    if "perplexity" not in schema.names:
-        raise ValueError(f"{in_part}: no `perplexity` column (tag the shard with tag_perplexity_shard first)")
-    out_schema = _output_schema(schema, BUCKET_FIELD)
-    result = PerplexityFilterResult(part=out_part)
-    dropped: Counter = Counter()
-    buckets: Counter = Counter()
-    no_cutoffs: Counter = Counter()
-    with (
-        ParquetShardWriter(out_part, out_schema) as kept_writer,
-        ParquetShardWriter(rejected_part, with_reason(out_schema)) as rejected_writer,
-    ):
-        for batch in iter_batches(in_part):
-            langs = _row_langs(batch, params.default_lang, in_part)
-            ppls = batch.column("perplexity").to_pylist()
-            sizes = (
-                [len((t or "").encode("utf-8")) for t in batch.column("text").to_pylist()]
-                if ("text" in batch.schema.names)
-                else [0] * batch.num_rows
-            )
-            bucket_values: list[str | None] = []
-            reasons: list[str | None] = []
-            for ppl, lang, size in zip(ppls, langs, sizes, strict=True):
-                cutoff = cutoffs.get(lang)
-                if ppl is not None and not math.isnan(ppl) and cutoff is None:
-                    no_cutoffs[lang] += 1
-                bucket = bucket_of(ppl, cutoff)
-                reason = filter_reason(ppl, bucket, params)
-                buckets[bucket or "none"] += 1
-                if ppl is None or math.isnan(ppl):
-                    result.kept_without_perplexity += 1
-                bucket_values.append(bucket)
-                reasons.append(reason)
-                result.bytes_in += size
-                if reason is None:
-                    result.bytes_out += size
-                else:
-                    dropped[reason] += 1
-            table = _with_column(
-                pa.Table.from_batches([batch]), BUCKET_FIELD, pa.array(bucket_values, pa.string())
-            )
-            keep = pa.array([r is None for r in reasons])
-            kept = table.filter(keep)
-            kept_writer.write_batch(kept)
-            if kept.num_rows < table.num_rows:
-                rejected = table.filter(pc.invert(keep))
-                rejected = rejected.append_column(
-                    with_reason(out_schema).field("reason"), pa.array([r for r in reasons if r is not None])
-                )
-                rejected_writer.write_batch(rejected)
-            result.docs_in += table.num_rows
-            result.docs_out += kept.num_rows
-    result.dropped = dict(sorted(dropped.items()))
-    result.buckets = {b: buckets[b] for b in (*BUCKETS, "none") if buckets[b]}
-    result.no_cutoffs = dict(sorted(no_cutoffs.items()))
-    return result
+
+    def bucket_and_filter(batch: pa.RecordBatch, counts: ShardCounts) -> Verdicts:
+        langs = _row_langs(batch, params.default_lang, in_part)
+        buckets: list[str | None] = []
+        reasons: list[str | None] = []
+        for ppl, lang in zip(batch.column("perplexity").to_pylist(), langs, strict=True):
+            cutoff = cutoffs.get(lang)
+            measured = ppl is not None and not math.isnan(ppl)
+            if measured and cutoff is None:
+                counts.tally_each("no_cutoffs", [lang])
+            if not measured:
+                counts.tally("kept_without_perplexity")
+            bucket = bucket_of(ppl, cutoff)
+            counts.tally_each("buckets", [bucket or "none"])
+            buckets.append(bucket)
+            reasons.append(filter_reason(ppl, bucket, params))
+        return Verdicts(reasons, columns={BUCKET_FIELD.name: buckets})
+
+    return filter_shard(
+        in_part, out_part, rejected_part, bucket_and_filter, fields=[BUCKET_FIELD], required=("perplexity",),
+        hint="tag the shard with tag_perplexity_shard first",
+    )
 
 
-def summarize_filter(results: Sequence[PerplexityFilterResult]) -> tuple[dict, dict]:
-    dropped: Counter = Counter()
-    buckets: Counter = Counter()
-    no_cutoffs: Counter = Counter()
-    for r in results:
-        dropped.update(r.dropped)
-        buckets.update(r.buckets)
-        no_cutoffs.update(r.no_cutoffs)
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": sum(r.docs_out for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-        "bytes_out": sum(r.bytes_out for r in results),
-        "kept_without_perplexity": sum(r.kept_without_perplexity for r in results),
-        **{f"dropped_{k}": v for k, v in sorted(dropped.items())},
+def perplexity_filter_stats(total: ShardCounts, _shards: Sequence[ShardCounts]) -> dict:
+    buckets = total.extra.get("buckets", {})
+    return {
+        "buckets": {b: buckets[b] for b in (*BUCKETS, "none") if buckets.get(b)},
+        "no_cutoffs_per_lang": dict(sorted(total.extra.get("no_cutoffs", {}).items())),
     }
-    stats = {
-        "buckets": {b: buckets[b] for b in (*BUCKETS, "none") if buckets[b]},
-        "no_cutoffs_per_lang": dict(sorted(no_cutoffs.items())),
-    }
-    return counts, stats
 
 
-def summarize(results: Sequence[PerplexityTagResult] | Sequence[PerplexityFilterResult]) -> tuple[dict, dict]:
-    """`summarize_tag` or `summarize_filter`, by the kind of results (an empty list summarises as a filter)."""
-    if results and isinstance(results[0], PerplexityTagResult):
-        return summarize_tag(results)  # type: ignore[arg-type]
-    return summarize_filter(results)  # type: ignore[arg-type]
+TAG_SUMMARY = Summary(counted={"tagged": 0, "no_tokens": 0, "no_model": {}}, stats=perplexity_tag_stats)
+FILTER_SUMMARY = Summary(counted={"kept_without_perplexity": 0, "dropped": {}}, stats=perplexity_filter_stats)

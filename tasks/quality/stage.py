@@ -9,18 +9,14 @@ short, unpunctuated messages) and their lines are never removed; everything else
 
 from __future__ import annotations
 
-import time
-from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import Field
 
-from storage.parquet import ParquetShardWriter, iter_batches, read_schema
-from storage.schemas import with_reason
 from tasks.base import StrictModel
 from tasks.quality.signals import (
     DEFAULT_STOP_WORDS,
@@ -29,6 +25,7 @@ from tasks.quality.signals import (
     C4Rules,
     document_signals,
 )
+from tasks.shard_drivers import ShardCounts, Summary, filter_shard, keep_rate, part_schema, tag_shard
 
 STAGE = "quality"
 STAGE_VERSION = "1"
@@ -163,109 +160,47 @@ def quality_schema_fields() -> list[pa.Field]:
 QUALITY_COLUMNS = tuple(f.name for f in quality_schema_fields())
 
 
-def tagged_schema(schema: pa.Schema) -> pa.Schema:
-    """The input schema without older quality columns, plus the quality columns."""
-    for name in QUALITY_COLUMNS:
-        if schema.get_field_index(name) >= 0:
-            schema = schema.remove(schema.get_field_index(name))
-    for f in quality_schema_fields():
-        schema = schema.append(f)
-    return schema
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Tagging
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class QualityTagResult:
-    part: str
-    docs_in: int = 0
-    docs_out: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    seconds: float = 0.0
-    rule_sets: dict = field(default_factory=dict)
-    lines_removed: dict = field(default_factory=dict)
+def tag_quality_shard(in_part: str, out_part: str, params: QualitySignalsParams) -> ShardCounts:
+    """Write `in_part` to `out_part` with the quality columns; web text loses the lines the C4 rules reject.
 
-
-def _check_columns(path: str, schema: pa.Schema, needed: tuple[str, ...], hint: str) -> None:
-    missing = [c for c in needed if schema.get_field_index(c) < 0]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)} ({hint})")
-
-
-def tag_quality_shard(in_part: str, out_part: str, params: QualitySignalsParams) -> QualityTagResult:
-    """Write `in_part` to `out_part` with the quality columns; web text loses the lines the C4 rules reject."""
-    started = time.perf_counter()
-    schema = read_schema(in_part)
-    _check_columns(in_part, schema, ("text", "source"), "not a document dataset")
-    has_lang = schema.get_field_index("lang") >= 0
-    out_schema = tagged_schema(schema)
-    result = QualityTagResult(part=out_part)
-    rule_sets: Counter = Counter()
-    lines_removed: Counter = Counter()
+    `extra` counts documents per rule set (`rule_sets`) and lines removed per C4 rule (`lines_removed`)."""
+    has_lang = "lang" in part_schema(in_part).names
     stop_lists = {lang: frozenset(w.lower() for w in words) for lang, words in params.stop_words.items()}
     fallback = stop_lists.get(params.default_stop_words) if params.default_stop_words else None
     c4 = params.c4_rules()
-    with ParquetShardWriter(out_part, out_schema) as writer:
-        for batch in iter_batches(in_part):
-            texts = batch.column("text").to_pylist()
-            sources = batch.column("source").to_pylist()
-            langs = batch.column("lang").to_pylist() if has_lang else [None] * len(texts)
-            new_texts: list[str] = []
-            kinds: list[str] = []
-            columns: dict[str, list] = {name: [] for name in SIGNAL_COLUMNS}
-            for text, source, lang in zip(texts, sources, langs, strict=True):
-                rule_set = params.rule_set_of(source)
-                doc = document_signals(text, rule_set, stop_words=stop_lists.get(lang, fallback), c4=c4)
-                rule_sets[rule_set] += 1
-                lines_removed.update(doc.c4_removed_by_rule)
-                result.bytes_in += len(text.encode("utf-8"))
-                result.bytes_out += len(doc.text.encode("utf-8"))
-                new_texts.append(doc.text)
-                kinds.append(rule_set)
-                for name in SIGNAL_COLUMNS:
-                    columns[name].append(doc.signals[name])
-            table = pa.Table.from_batches([batch])
-            for name in QUALITY_COLUMNS:
-                if name in table.column_names:
-                    table = table.drop_columns([name])
-            table = table.set_column(
-                table.column_names.index("text"), "text", pa.array(new_texts, pa.string())
-            )
-            table = table.append_column(RULE_SET_COLUMN, pa.array(kinds, pa.string()))
+
+    def tag(batch: pa.RecordBatch, counts: ShardCounts) -> dict:
+        texts = batch.column("text").to_pylist()
+        sources = batch.column("source").to_pylist()
+        langs = batch.column("lang").to_pylist() if has_lang else [None] * len(texts)
+        columns: dict[str, list] = {"text": [], RULE_SET_COLUMN: [], **{name: [] for name in SIGNAL_COLUMNS}}
+        for text, source, lang in zip(texts, sources, langs, strict=True):
+            rule_set = params.rule_set_of(source)
+            doc = document_signals(text, rule_set, stop_words=stop_lists.get(lang, fallback), c4=c4)
+            counts.tally_each("rule_sets", [rule_set])
+            counts.tally_each("lines_removed", doc.c4_removed_by_rule)
+            columns["text"].append(doc.text)
+            columns[RULE_SET_COLUMN].append(rule_set)
             for name in SIGNAL_COLUMNS:
-                table = table.append_column(name, pa.array(columns[name], out_schema.field(name).type))
-            writer.write_batch(table)
-            result.docs_in += len(texts)
-            result.docs_out += len(texts)
-    result.rule_sets = dict(rule_sets)
-    result.lines_removed = dict(lines_removed)
-    result.seconds = time.perf_counter() - started
-    return result
+                columns[name].append(doc.signals[name])
+        return columns
+
+    return tag_shard(in_part, out_part, quality_schema_fields(), tag, rewrites_text=True,
+                     required=("text", "source"), hint="not a document dataset")
 
 
-def summarize_quality_tags(results: list[QualityTagResult]) -> tuple[dict, dict]:
-    rule_sets: Counter = Counter()
-    lines: Counter = Counter()
-    for r in results:
-        rule_sets.update(r.rule_sets)
-        lines.update(r.lines_removed)
-    seconds = sum(r.seconds for r in results)
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": sum(r.docs_out for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-        "bytes_out": sum(r.bytes_out for r in results),
+def quality_tag_stats(total: ShardCounts, _shards: Sequence[ShardCounts]) -> dict:
+    seconds = total.extra.get("seconds", 0)
+    return {
+        "rule_sets": dict(sorted(total.extra.get("rule_sets", {}).items())),
+        "c4_lines_removed": dict(sorted(total.extra.get("lines_removed", {}).items())),
+        "docs_per_second": total.docs_in / seconds if seconds else None,
     }
-    stats = {
-        "rule_sets": dict(sorted(rule_sets.items())),
-        "c4_lines_removed": dict(sorted(lines.items())),
-        "docs_per_second": counts["in"] / seconds if seconds else None,
-    }
-    return counts, stats
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -301,57 +236,15 @@ def quality_reasons(table: pa.Table | pa.RecordBatch, params: QualityFilterParam
     return reasons
 
 
-@dataclass
-class QualityFilterResult:
-    part: str
-    docs_in: int = 0
-    docs_out: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    dropped: dict = field(default_factory=dict)
-
-
 def filter_quality_shard(
     in_part: str, out_part: str, rejected_part: str, params: QualityFilterParams
-) -> QualityFilterResult:
+) -> ShardCounts:
     """Split a tagged part into kept rows and rejected rows (with the first failing rule as `reason`)."""
-    schema = read_schema(in_part)
-    _check_columns(in_part, schema, QUALITY_COLUMNS, "run the quality tagging first")
-    result = QualityFilterResult(part=out_part)
-    dropped: Counter = Counter()
-    with (
-        ParquetShardWriter(out_part, schema) as kept,
-        ParquetShardWriter(rejected_part, with_reason(schema)) as rejected,
-    ):
-        for batch in iter_batches(in_part):
-            reasons = quality_reasons(batch, params)
-            keep = reasons == None  # noqa: E711
-            table = pa.Table.from_batches([batch])
-            sizes = pc.binary_length(table.column("text")).to_numpy(zero_copy_only=False)
-            kept.write_batch(table.filter(pa.array(keep)))
-            if (~keep).any():
-                gone = table.filter(pa.array(~keep))
-                gone = gone.append_column("reason", pa.array(reasons[~keep].tolist(), pa.string()))
-                rejected.write_batch(gone)
-                dropped.update(reasons[~keep].tolist())
-            result.docs_in += table.num_rows
-            result.docs_out += int(keep.sum())
-            result.bytes_in += int(sizes.sum())
-            result.bytes_out += int(sizes[keep].sum())
-    result.dropped = dict(dropped)
-    return result
+    return filter_shard(
+        in_part, out_part, rejected_part, lambda batch, _counts: quality_reasons(batch, params),
+        required=QUALITY_COLUMNS, hint="run the quality tagging first",
+    )
 
 
-def summarize_quality_filter(results: list[QualityFilterResult]) -> tuple[dict, dict]:
-    dropped: Counter = Counter()
-    for r in results:
-        dropped.update(r.dropped)
-    counts = {
-        "in": sum(r.docs_in for r in results),
-        "out": sum(r.docs_out for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-        "bytes_out": sum(r.bytes_out for r in results),
-        **{f"dropped_{k}": v for k, v in sorted(dropped.items())},
-    }
-    kept = counts["out"] / counts["in"] if counts["in"] else None
-    return counts, {"keep_rate": kept}
+TAG_SUMMARY = Summary(counted={}, stats=quality_tag_stats)
+FILTER_SUMMARY = Summary(stats=keep_rate)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from storage.atomic import replace_file
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://data.commoncrawl.org/"
@@ -117,16 +119,16 @@ def download(
                 except FetchError:
                     part.unlink(missing_ok=True)  # corrupt bytes cannot be resumed: start over
                     raise
-            os.replace(part, dest)
+            replace_file(part, dest)
             return FetchResult(str(dest), url, dest.stat().st_size, resumed=resumed, attempts=attempt)
         except urllib.error.HTTPError as e:
             if e.code == 416 and part.exists():  # nothing left to fetch: the part is complete
                 if not verify:
-                    os.replace(part, dest)
+                    replace_file(part, dest)
                     return FetchResult(str(dest), url, dest.stat().st_size, resumed=True, attempts=attempt)
                 try:
                     verify_gzip(part)
-                    os.replace(part, dest)
+                    replace_file(part, dest)
                     return FetchResult(str(dest), url, dest.stat().st_size, resumed=True, attempts=attempt)
                 except FetchError as bad:
                     part.unlink(missing_ok=True)

@@ -35,6 +35,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from storage.atomic import write_atomic
+
 # the special tokens and tokenizer loading are shared with the model, so they live in storage (re-exported here)
 from storage.chat_format import (  # noqa: F401
     BOS,
@@ -253,10 +255,7 @@ def train_tokenizer(
     info.vocab_size = tok.get_vocab_size()
     info.special_ids = special_token_ids(tok)
 
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = out_path.with_name(out_path.name + ".partial")
-    tok.save(str(partial), pretty=True)
-    os.replace(partial, out_path)
+    write_atomic(out_path, lambda tmp: tok.save(str(tmp), pretty=True))
     info.sha256 = hash_file(out_path)
     log.info(
         "tokenizer: %d ids from %s documents (%.1f MB) in %.1f s (%.2f MB/s); %.3f bytes/token on %s",

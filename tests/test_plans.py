@@ -39,6 +39,8 @@ def _downstream(start: str) -> set[str]:
         "encode": {"encode", "pretrain", "sft", "lora"},
         "pretrain": {"pretrain", "sft", "lora"},
         "sft-data": {"sft-data", "sft", "lora"},
+        "sft": {"sft"},
+        "lora": {"lora"},
     }[start]
 
 

@@ -270,10 +270,10 @@ def ingest_child(kind: str, paths: list[str]) -> None:
             part = os.path.join(out, f"part-{i:05d}.parquet")
             msgs = os.path.join(out, f"messages-{i:05d}.parquet") if kind == "whatsapp" else None
             result = ingest_file(f, part, msgs, params)
-            if result.error:
-                raise SystemExit(f"{path}: {result.error}")
-            docs += result.documents
-            messages += result.messages
+            if result.info["error"]:
+                raise SystemExit(f"{path}: {result.info['error']}")
+            docs += result.docs_out
+            messages += result.extra["messages"]
             for name in (part, msgs):  # keep the disk footprint small too
                 if name and os.path.exists(name):
                     os.remove(name)

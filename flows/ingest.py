@@ -44,10 +44,10 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
                    for i in range(len(files))]
         results = run_shards(
             ingest_file_task, calls, [f"part-{i:05d}" for i in range(len(files))], w,
-            cfg.runner, result_type=ingest_stage.IngestShardResult, keys=keys, outputs=outputs,
+            cfg.runner, keys=keys, outputs=outputs,
         )
         for r in results:
-            if r.error:
-                log.error("ingest: %s", r.error)
-        counts, stats = ingest_stage.summarize(results)
+            if r.info.get("error"):
+                log.error("ingest: %s", r.info["error"])
+        counts, stats = ingest_stage.SUMMARY(results)
         return publish(cfg, plan, w, counts, stats, force)

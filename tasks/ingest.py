@@ -14,9 +14,8 @@ import json
 import logging
 import os
 import zlib
-from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from storage.parquet import ParquetShardWriter
 from storage.schemas import DOCUMENT_SCHEMA, MESSAGE_SCHEMA
 from tasks.params import IngestParams, InputSpec
 from tasks.records import Document, InputFileError, SkipCounter, stable_id
+from tasks.shard_drivers import ShardCounts, Summary
 
 STAGE = "ingest"
 STAGE_VERSION = "1"
@@ -44,19 +44,6 @@ class InputFile:
     kind: str  # whatsapp | wet | warc | jsonl | text
     source: str
     sha256: str
-
-
-@dataclass
-class IngestShardResult:
-    input: str
-    part: str
-    documents: int = 0
-    messages: int = 0
-    bytes_in: int = 0
-    skips: dict = field(default_factory=dict)
-    skip_examples: dict = field(default_factory=dict)
-    stats: dict = field(default_factory=dict)
-    error: str | None = None  # the file could not be read at all
 
 
 def detect_kind(path: Path) -> str:
@@ -241,7 +228,7 @@ def _documents(
     messages_part_path: str | None,
     params: IngestParams,
     skips: SkipCounter,
-    result: IngestShardResult,
+    result: ShardCounts,
 ) -> Iterator[Document]:
     if f.kind == "whatsapp":
         from tasks.whatsapp import chat_to_documents, parse_whatsapp_export
@@ -252,8 +239,8 @@ def _documents(
             raise ValueError("a WhatsApp input needs a messages part path")
         with ParquetShardWriter(messages_part_path, MESSAGE_SCHEMA) as msgs:
             msgs.write_rows(m.as_row() for m in chat.messages)
-        result.messages = len(chat.messages)
-        result.stats = _jsonable(chat.stats)
+        result.tally("messages", len(chat.messages))
+        result.info["stats"] = _jsonable(chat.stats)
         return iter(
             chat_to_documents(
                 chat,
@@ -279,26 +266,33 @@ def _documents(
 
 def ingest_file(
     f: InputFile, part_path: str, messages_part_path: str | None, params: IngestParams
-) -> IngestShardResult:
-    """Ingest one raw file into one document part (and one messages part for WhatsApp exports)."""
+) -> ShardCounts:
+    """Ingest one raw file into one document part (and one messages part for WhatsApp exports).
+
+    `docs_out` counts the documents, `docs_in` them and the skipped records (`extra["skipped"]`, per reason,
+    with a located example in `info["skip_examples"]`); `info["error"]` says why an unreadable file gave none.
+    """
     skips = SkipCounter()
-    result = IngestShardResult(input=f.path, part=part_path, bytes_in=os.path.getsize(f.path))
+    result = ShardCounts(part=part_path, in_part=f.path, bytes_in=os.path.getsize(f.path), bytes_out=None,
+                         extra={"files_in": 1, "files_unreadable": 0, "messages": 0}, info={"error": None})
     try:
         with ParquetShardWriter(part_path, DOCUMENT_SCHEMA) as docs:
             for doc in _documents(f, messages_part_path, params, skips, result):
                 doc.source = f.source
                 docs.write_row(doc.as_row())
-        result.documents = docs.rows
+        result.docs_out = docs.rows
     except InputFileError as e:
         log.error("%s", e)
-        result.error = str(e)
-        result.documents = result.messages = 0
+        result.info["error"] = str(e)
+        result.docs_out = result.extra["messages"] = 0
+        result.extra["files_unreadable"] = 1
         # An unreadable file still gets its (empty) parts, so part numbers stay aligned with input files.
         ParquetShardWriter(part_path, DOCUMENT_SCHEMA).close()
         if messages_part_path:
             ParquetShardWriter(messages_part_path, MESSAGE_SCHEMA).close()
-    result.skips = dict(skips.counts)
-    result.skip_examples = dict(skips.examples)
+    result.extra["skipped"] = dict(skips.counts)
+    result.docs_in = result.docs_out + skips.total  # records read: kept documents plus skipped records
+    result.info["skip_examples"] = dict(skips.examples)
     return result
 
 
@@ -306,25 +300,17 @@ def _jsonable(obj: object) -> object:
     return json.loads(json.dumps(obj, default=str))
 
 
-def summarize(results: list[IngestShardResult]) -> tuple[dict, dict]:
-    """Manifest counts and stats of the whole stage from its shard results."""
-    skips: Counter = Counter()
-    for r in results:
-        skips.update(r.skips)
-    failed = [r for r in results if r.error]
-    out = sum(r.documents for r in results)
-    counts = {
-        "in": out + sum(skips.values()),  # records read: kept documents plus skipped records
-        "out": out,
-        "files_in": len(results),
-        "files_unreadable": len(failed),
-        "messages": sum(r.messages for r in results),
-        "bytes_in": sum(r.bytes_in for r in results),
-        **{f"skipped_{k}": v for k, v in sorted(skips.items())},
+def ingest_stats(_total: ShardCounts, shards: Sequence[ShardCounts]) -> dict:
+    """Which files could not be read, an example of each skip reason, and what each file gave."""
+    return {
+        "unreadable_files": {r.in_part: r.info["error"] for r in shards if r.info.get("error")},
+        "skip_examples": {k: v for r in shards for k, v in r.info.get("skip_examples", {}).items()},
+        "per_file": {
+            r.in_part: {"documents": r.docs_out, "messages": r.extra.get("messages", 0),
+                        **({"stats": r.info["stats"]} if r.info.get("stats") else {})}
+            for r in shards
+        },
     }
-    stats = {
-        "unreadable_files": {r.input: r.error for r in failed},
-        "skip_examples": {k: v for r in results for k, v in r.skip_examples.items()},
-        "per_file": {r.input: {"documents": r.documents, "messages": r.messages, **({"stats": r.stats} if r.stats else {})} for r in results},
-    }
-    return counts, stats
+
+
+SUMMARY = Summary(counted={"files_in": 0, "files_unreadable": 0, "messages": 0, "skipped": {}}, stats=ingest_stats)

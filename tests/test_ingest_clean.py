@@ -28,7 +28,7 @@ def test_jsonl_keeps_url_timestamp_and_extra_fields(tmp_path):
         fh.write(json.dumps({"text": "Bonjour le monde", "url": "https://ex.fr/a", "timestamp": "2024-05-01T10:00:00+02:00", "lang_hint": "fr"}) + "\n")
         fh.write(json.dumps({"text": "epoch seconds", "timestamp": 1700000000, "metadata": {"url": "https://ex.org/m"}}) + "\n")
     result, rows = _ingest(tmp_path, p, "jsonl")
-    assert result.documents == 2 and result.error is None
+    assert result.docs_out == 2 and result.info["error"] is None
     assert rows[0]["url"] == "https://ex.fr/a"
     assert rows[0]["timestamp"] == datetime(2024, 5, 1, 8, 0, tzinfo=timezone.utc)
     assert json.loads(rows[0]["meta"])["lang_hint"] == "fr"
@@ -42,9 +42,9 @@ def test_jsonl_broken_records_are_skipped_and_counted_with_location(tmp_path):
     p.write_text('{"text": "good one"}\n{"text": broken\n[1, 2]\n{"body": "no text"}\n\n{"text": "good two"}\n')
     result, rows = _ingest(tmp_path, p, "jsonl")
     assert [r["text"] for r in rows] == ["good one", "good two"]
-    assert result.skips == {"bad_json": 1, "not_an_object": 1, "no_text_field": 1}
-    assert result.skip_examples["bad_json"].startswith(f"{p}:2")
-    assert result.skip_examples["no_text_field"].startswith(f"{p}:4")
+    assert result.extra["skipped"] == {"bad_json": 1, "not_an_object": 1, "no_text_field": 1}
+    assert result.info["skip_examples"]["bad_json"].startswith(f"{p}:2")
+    assert result.info["skip_examples"]["no_text_field"].startswith(f"{p}:4")
 
 
 def test_truncated_gzip_keeps_what_was_read_and_counts_the_damage(tmp_path):
@@ -53,7 +53,7 @@ def test_truncated_gzip_keeps_what_was_read_and_counts_the_damage(tmp_path):
     p.write_bytes(payload[: len(payload) // 2])
     result, rows = _ingest(tmp_path, p, "jsonl")
     assert 0 < len(rows) < 200
-    assert result.skips == {"truncated_gzip": 1}
+    assert result.extra["skipped"] == {"truncated_gzip": 1}
 
 
 def test_text_split_modes(tmp_path):
@@ -71,8 +71,8 @@ def test_non_utf8_text_file_is_reported_with_its_path_and_line(tmp_path):
     p = tmp_path / "latin1.txt"
     p.write_bytes("ok line\ncaf\xe9 au lait\n".encode("latin-1"))
     result, rows = _ingest(tmp_path, p, "text")
-    assert rows == [] and result.documents == 0
-    assert f"{p}:2: not UTF-8" in result.error
+    assert rows == [] and result.docs_out == 0
+    assert f"{p}:2: not UTF-8" in result.info["error"]
 
 
 def test_missing_and_empty_inputs_are_clear_errors(tmp_path):
@@ -137,8 +137,8 @@ def test_whatsapp_export_becomes_messages_and_one_document_per_session(tmp_path)
     f = InputFile(path=str(export), kind="whatsapp", source="whatsapp", sha256="0" * 64)
     docs_part, msgs_part = tmp_path / "docs.parquet", tmp_path / "msgs.parquet"
     result = ingest_file(f, str(docs_part), str(msgs_part), IngestParams(session_gap_hours=6))
-    assert (result.messages, result.documents, result.error) == (6, 2, None)
-    assert result.stats["kinds"] == {"text": 3, "media": 1, "deleted": 1, "edited": 0, "system": 1, "poll": 0}
+    assert (result.extra["messages"], result.docs_out, result.info["error"]) == (6, 2, None)
+    assert result.info["stats"]["kinds"] == {"text": 3, "media": 1, "deleted": 1, "edited": 0, "system": 1, "poll": 0}
     messages = list(iter_rows(msgs_part))
     assert [m["kind"] for m in messages] == ["system", "text", "media", "text", "deleted", "text"]
     assert messages[3]["text"] == "thanks, you too\nsee you tonight"
@@ -200,12 +200,12 @@ def test_common_crawl_files_through_ingest(tmp_path, name, kind, documents, skip
     path = SHARED / "commoncrawl" / name
     f = InputFile(path=str(path), kind=kind, source="commoncrawl", sha256="0" * 64)
     result = ingest_file(f, str(tmp_path / "part.parquet"), None, IngestParams())
-    assert result.documents == documents == len(list(iter_rows(tmp_path / "part.parquet")))
+    assert result.docs_out == documents == len(list(iter_rows(tmp_path / "part.parquet")))
     if skips is None:
-        assert result.error is not None and str(path) in result.error
+        assert result.info["error"] is not None and str(path) in result.info["error"]
     else:
-        assert result.error is None and result.skips == skips
-        assert all(example.startswith(f"{path}:") for example in result.skip_examples.values())
+        assert result.info["error"] is None and result.extra["skipped"] == skips
+        assert all(example.startswith(f"{path}:") for example in result.info["skip_examples"].values())
 
 
 @pytest.mark.skipif(not (SHARED / "commoncrawl").is_dir(), reason=f"shared data not found at {SHARED}")
@@ -216,7 +216,7 @@ def test_common_crawl_files_through_ingest(tmp_path, name, kind, documents, skip
 def test_dolma_jsonl_files_keep_the_page_url_and_crawl_time(tmp_path, name, documents):
     path = SHARED / "commoncrawl" / name
     result, rows = _ingest(tmp_path, path, "jsonl")
-    assert (result.documents, result.error, result.skips) == (documents, None, {})
+    assert (result.docs_out, result.info["error"], result.extra["skipped"]) == (documents, None, {})
     assert all(r["url"].startswith("http") for r in rows)
     assert all(r["timestamp"] is not None and r["timestamp"].tzinfo is not None for r in rows)
     assert len({r["id"] for r in rows}) == documents

@@ -22,9 +22,11 @@ Rejected rows keep every input column plus `reason` and `duplicate_of` (the surv
 documents goes to the optional spans part (id, reason, character offsets, bytes, text, duplicate_of). Reasons:
 `exact_duplicate`, `exact_duplicate_paragraph`, `exact_emptied`, `minhash_duplicate`, `bloom_duplicate`,
 `bloom_duplicate_paragraph`, `bloom_emptied`, `suffix_array_repeat`, `suffix_array_too_short`.
-`summarize_exact / summarize_minhash / summarize_bloom / summarize_suffix_array` turn the per-shard results
-(dataclasses with JSON-able fields) into manifest counts (`in`, `out`, `bytes_in`, `bytes_out`,
-`dropped_<reason>`, `spans_removed_<reason>`) and stats.
+Every filter phase applies its per-row `Decision`s through the shared `filter_shard` driver
+(`decisions.apply_decisions`) and returns `ShardCounts`; `summarize_exact / summarize_minhash / summarize_bloom /
+summarize_suffix_array` add their phase stats to `DEDUP_SUMMARY`'s manifest counts (`in`, `out`, `bytes_in`,
+`bytes_out`, `dropped_<reason>`, `spans_removed_<reason>`). Text normalisation and hashing live in `dedup.text`,
+the side files the phases pass each other in `dedup.sidefiles`.
 
 Survivors: exact and MinHash keep the first document of a group in corpus order; Bloom keeps what came first
 by construction (it only looks back); the suffix array keeps the first occurrence of every repeated window.

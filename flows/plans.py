@@ -348,18 +348,19 @@ def _sft_data(p: Planner) -> StagePlan | None:
 
 
 def _pretrain(p: Planner) -> StagePlan | None:
-    tokens, tok = p.ref("encode"), p.ref("tokenizer")
-    if tokens is None or tok is None:
+    # The tokenizer a run reads is the one its data was encoded with: an input of encode (and of sft-data).
+    tokens = p.ref("encode")
+    if tokens is None:
         return None
     return make_plan(p.cfg.data_root, "pretrain", training.STAGE_VERSION,
-                     training_fingerprint_params(p.cfg.pretrain), [tokens, tok])
+                     training_fingerprint_params(p.cfg.pretrain), [tokens])
 
 
 def _finetune(stage: str):
     def recipe(p: Planner) -> StagePlan | None:
         if not chat_stages_active(p.cfg):
             return None
-        refs = [p.ref("pretrain"), p.ref("sft-data"), p.ref("tokenizer")]
+        refs = [p.ref("pretrain"), p.ref("sft-data")]
         if any(r is None for r in refs):
             return None
         params = training_fingerprint_params(getattr(p.cfg, stage))

@@ -20,14 +20,18 @@ from flows.common import publish, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import MissingInputError, StagePlan, chat_stages_active, flow_planner, planned_output
 from flows.report import png_markdown
-from storage.dataset import read_manifest
+from storage.dataset import dataset_dir, read_manifest
 from storage.parquet import count_rows, parquet_files
 from tasks import training
 from tasks.sft_data import build_sft_examples, count_authors
 
 
-def _tokenizer_file(plan: StagePlan) -> str:
-    return os.path.join(plan.input("tokenizer").path, "tokenizer.json")
+def _tokenizer_file(cfg: PipelineConfig, data: str) -> str:
+    """The tokenizer that encoded a dataset (the tokenizer input of encode or sft-data)."""
+    for ref in read_manifest(data).inputs:
+        if ref.stage == "tokenizer":
+            return str(dataset_dir(cfg.data_root, "tokenizer", ref.fingerprint) / "tokenizer.json")
+    raise ValueError(f"{data}: its manifest names no tokenizer input (not an encode or sft-data dataset)")
 
 
 def _as_published(value: Any, tmp: Path, final: Path) -> Any:
@@ -122,14 +126,13 @@ def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     """Pretrain the model on the encoded token shards; returns the run (checkpoints, metrics, loss curve)."""
     cfg = load_config(config)
     planner = flow_planner(cfg, "pretrain", input_path)
-    planner.require("tokenizer", "pretrain")
     plan = planner.plan("pretrain")
     if done := up_to_date(cfg, plan, force):
         return done
     encode = plan.input("encode").path
     tokens = read_manifest(encode)
     with plan.writer() as w:
-        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=_tokenizer_file(plan),
+        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=_tokenizer_file(cfg, encode),
                           train_data=Path(encode) / "train",
                           val_data=Path(encode) / "val" if (Path(encode) / "val").is_dir() else None,
                           tokens_manifest=tokens.stats)
@@ -203,7 +206,7 @@ def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, 
     base, sft_data = plan.input("pretrain").path, plan.input("sft-data").path
     val = _validation_file(sft_data)
     with plan.writer() as w:
-        finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(plan),
+        finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(cfg, sft_data),
                           train_data=Path(sft_data) / "train.parquet", val_data=val, init_from=base)
         table = _evaluation(cfg, plan, w, sft_run=w.tmp if stage == "sft" else None,
                             lora_run=w.tmp if stage == "lora" else None)
@@ -221,7 +224,7 @@ def _evaluation(cfg: PipelineConfig, plan: StagePlan, w, sft_run: Path | None, l
     if sft_run is None:
         sft_path, ok = planned_output(cfg, "sft")
         sft_run = Path(sft_path) if ok else None
-    table = perplexity_table(val, _tokenizer_file(plan), base=plan.input("pretrain").path, sft=sft_run,
+    table = perplexity_table(val, _tokenizer_file(cfg, plan.input("sft-data").path), base=plan.input("pretrain").path, sft=sft_run,
                              lora=lora_run)
     markdown = _as_published(table.markdown(), w.tmp, w.final)
     get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", markdown)

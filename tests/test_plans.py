@@ -95,9 +95,9 @@ def test_versions_are_the_ones_stated_in_the_code(demo):
 def test_training_runs_declare_every_dataset_they_read(demo):
     planner = plans.Planner(demo)
     tokenizer = planner.plan("tokenizer").ref
-    assert planner.plan("pretrain").inputs == (planner.plan("encode").ref, tokenizer)
+    assert planner.plan("pretrain").inputs == (planner.plan("encode").ref,)  # encoded with `tokenizer`
     for stage in ("sft", "lora"):
-        assert planner.plan(stage).inputs == (planner.plan("pretrain").ref, planner.plan("sft-data").ref, tokenizer)
+        assert planner.plan(stage).inputs == (planner.plan("pretrain").ref, planner.plan("sft-data").ref)
     assert planner.plan("sft-data").inputs == (planner.plan("ingest").ref, tokenizer)
     assert planner.plan("encode").inputs == (planner.plan("dedup-suffix-array").ref, tokenizer)
 

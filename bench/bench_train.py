@@ -28,7 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,44 +40,8 @@ from bench_model import NANOGPT_REFERENCE, throughput  # noqa: E402
 from model import GPT, ModelConfig, count_parameters, flops_per_token, mfu  # noqa: E402
 from model.evaluation import perplexity_table  # noqa: E402
 from model.train import train  # noqa: E402
-from storage.fingerprint import hash_file  # noqa: E402
-from storage.parquet import ParquetShardWriter  # noqa: E402
-from storage.schemas import MESSAGE_SCHEMA  # noqa: E402
-from storage.tokens import TokenShardWriter  # noqa: E402
-from tasks.sft_data import build_sft_examples  # noqa: E402
-from tasks.tokenizer import TokenizerParams, load_tokenizer, train_tokenizer  # noqa: E402
-from tasks.training import (  # noqa: E402
-    LoraParams,
-    PretrainParams,
-    SftDataParams,
-    SftParams,
-    make_run_config,
-)
-from tasks.whatsapp import parse_whatsapp_export  # noqa: E402
-
-EXAMPLES = ROOT / "examples" / "whatsapp"
-
-
-def build_world(root: Path, sft_block: int) -> dict:
-    chats = [parse_whatsapp_export(p) for p in sorted(EXAMPLES.iterdir())]
-    texts = ["\n".join(m.text for m in c.messages if m.kind == "text") for c in chats]
-    info = train_tokenizer(texts, root / "tokenizer", TokenizerParams(vocab_size=400, heldout_fraction=0))
-    tok = load_tokenizer(info.path)
-    eot = tok.token_to_id("<|endoftext|>")
-    for split, docs in (("train", texts[:3] * 20), ("val", texts[3:])):
-        with TokenShardWriter(root / "tokens" / split / "shard-00000.bin", np.uint16) as w:
-            for doc in docs:
-                w.add_document(tok.encode(doc, add_special_tokens=False).ids + [eot])
-    parts = []
-    for i, chat in enumerate(chats):
-        part = root / "messages" / f"part-{i:05d}.parquet"
-        with ParquetShardWriter(part, MESSAGE_SCHEMA) as w:
-            w.write_rows(chat.as_rows())
-        parts.append(str(part))
-    sft = build_sft_examples(parts, info.path, SftDataParams(target_author="Sam", block_size=sft_block),
-                             str(root / "sft"))
-    stats = {"vocab_size": tok.get_vocab_size(), "tokenizer_sha256": hash_file(info.path)}
-    return {"tokenizer": info.path, "tokens": root / "tokens", "stats": stats, "sft": sft}
+from tasks.training import LoraParams, PretrainParams, SftParams  # noqa: E402
+from tests.support import ChatWorld, build_chat_world, world_run_config  # noqa: E402
 
 
 def steady_rate(metrics_path: str) -> tuple[float, float]:
@@ -94,14 +57,13 @@ def common(steps: int, log_every: int, **kw) -> dict:
                 checkpoint_interval=steps, keep_last=1, **kw)
 
 
-def pretrain_table(world: dict, root: Path, quick: bool) -> None:
+def pretrain_table(world: ChatWorld, root: Path, quick: bool) -> None:
     rows = []
     for preset, batch, block, steps in (("tiny", 8, 256, 12 if quick else 40), ("small", 4, 256, 6 if quick else 16)):
         params = PretrainParams(preset=preset, block_size=block, batch_size=batch, device="cpu", warmup_steps=2,
                                 model={"vocab_size": ModelConfig.preset(preset).vocab_size},
                                 **common(steps, 1))
-        run = make_run_config("pretrain", params, root / f"pretrain-{preset}", world["tokenizer"],
-                              world["tokens"] / "train", world["tokens"] / "val", tokens_manifest=world["stats"])
+        run = world_run_config(world, "pretrain", root / f"pretrain-{preset}", params)
         result = train(run)
         loop_tps, steps_per_s = steady_rate(result.metrics_path)
         cfg = ModelConfig.preset(preset, block_size=block)
@@ -125,17 +87,16 @@ def pretrain_table(world: dict, root: Path, quick: bool) -> None:
                        bare)
 
 
-def demo_base(world: dict, root: Path, quick: bool) -> Path:
+def demo_base(world: ChatWorld, root: Path, quick: bool) -> Path:
     """The tiny preset pretrained on the chats: the base that SFT and LoRA start from."""
     steps = 120 if quick else 400
     params = PretrainParams(preset="tiny", block_size=256, batch_size=8, device="cpu", learning_rate=3e-3,
                             min_lr=3e-4, warmup_steps=10, **common(steps, 20))
-    run = make_run_config("pretrain", params, root / "demo-base", world["tokenizer"], world["tokens"] / "train",
-                          world["tokens"] / "val", tokens_manifest=world["stats"])
+    run = world_run_config(world, "pretrain", root / "demo-base", params)
     return Path(train(run).checkpoint)
 
 
-def finetune_table(world: dict, root: Path, base: Path, quick: bool) -> tuple[Path, Path]:
+def finetune_table(world: ChatWorld, root: Path, base: Path, quick: bool) -> tuple[Path, Path]:
     steps = 60 if quick else 200
     sft_params = SftParams(batch_size=8, device="cpu", learning_rate=1e-3, min_lr=1e-4, warmup_steps=5,
                            **common(steps, 1))
@@ -143,8 +104,7 @@ def finetune_table(world: dict, root: Path, base: Path, quick: bool) -> tuple[Pa
                              rank=8, alpha=16, **common(steps, 1))
     out = {}
     for mode, params in (("sft", sft_params), ("lora", lora_params)):
-        run = make_run_config(mode, params, root / mode, world["tokenizer"], world["sft"].train_path,
-                              world["sft"].val_path, init_from=base)
+        run = world_run_config(world, mode, root / mode, params, init_from=base)
         t0 = time.perf_counter()
         result = train(run)
         tps, sps = steady_rate(result.metrics_path)
@@ -165,21 +125,20 @@ def finetune_table(world: dict, root: Path, base: Path, quick: bool) -> tuple[Pa
     return Path(out["sft"][0].run_dir), Path(out["lora"][0].run_dir)
 
 
-def quality_table(world: dict, base: Path, sft: Path, lora: Path) -> None:
-    table = perplexity_table(world["sft"].val_path, world["tokenizer"], base, sft, lora)
-    print(f"\nAssistant-turn perplexity on the held-out sessions ({world['sft'].examples['val']} examples, "
+def quality_table(world: ChatWorld, base: Path, sft: Path, lora: Path) -> None:
+    table = perplexity_table(world.sft.val_path, world.tokenizer, base, sft, lora)
+    print(f"\nAssistant-turn perplexity on the held-out sessions ({world.sft.examples['val']} examples, "
           f"{table.rows[0]['tokens']} Assistant tokens)")
     print(table.markdown())
 
 
-def gpu_table(world: dict, root: Path, quick: bool) -> None:
+def gpu_table(world: ChatWorld, root: Path, quick: bool) -> None:
     name = torch.cuda.get_device_name(0)
     steps = 30 if quick else 80
     params = PretrainParams(preset="gpt2-124m", block_size=1024, batch_size=12, device="cuda", dtype="bfloat16",
                             compile="on", learning_rate=6e-4, min_lr=6e-5, warmup_steps=5,
                             model={"vocab_size": 50304}, **common(steps, 10))
-    run = make_run_config("pretrain", params, root / "gpt2", world["tokenizer"], world["tokens"] / "train",
-                          world["tokens"] / "val", tokens_manifest=world["stats"])
+    run = world_run_config(world, "pretrain", root / "gpt2", params)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.cuda.reset_peak_memory_stats()
     result = train(run)
@@ -216,7 +175,7 @@ def main() -> None:
     t0 = time.perf_counter()
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the runs' JSON lines; the tables are printed after
-            world = build_world(root, sft_block=256)
+            world = build_chat_world(root, block=256, repeat_first=20, repeat_rest=0)
         _quiet(pretrain_table, world, root, args.quick)
         tiny = _quiet(demo_base, world, root, args.quick)
         sft, lora = _quiet(finetune_table, world, root, tiny, args.quick)

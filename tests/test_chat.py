@@ -11,7 +11,7 @@ from model.chat import SamplingOptions, load_chat
 from model.train import train
 from storage.chat_format import ASSISTANT, ChatTokens, turn_header
 from tasks.training import LoraParams, PretrainParams, SftParams
-from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config
+from tests.support import pretrained_checkpoint, quiet_params, run_config
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from model.lora import apply_lora, check_adapter_base, load_adapter, merge_adapt
 from model.metrics import read_metrics
 from model.train import train
 from tasks.training import LoraParams, PretrainParams
-from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config, tiny_world
+from tests.support import pretrained_checkpoint, quiet_params, run_config, tiny_world
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

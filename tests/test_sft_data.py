@@ -9,7 +9,7 @@ import pytest
 from storage.chat_format import encode_example, load_tokenizer
 from tasks.sft_data import SFT_SCHEMA, build_sft_examples
 from tasks.training import SftDataParams
-from tests.test_train_support import BLOCK, tiny_world
+from tests.support import BLOCK, tiny_world
 
 
 def _rows(path):
@@ -103,7 +103,7 @@ def _messages_part(tmp_path, name: str, text: str) -> str:
 
 
 def test_a_chat_exported_again_later_is_one_conversation(tmp_path):
-    from tests.test_train_support import EXAMPLES
+    from tests.support import EXAMPLES
 
     w = tiny_world()
     original = (EXAMPLES / "sam_priya_android_en_24h.txt").read_text(encoding="utf-8")

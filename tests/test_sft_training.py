@@ -14,7 +14,7 @@ from storage.chat_format import encode_example, load_tokenizer
 from storage.parquet import ParquetShardWriter
 from tasks.sft_data import SFT_SCHEMA
 from tasks.training import SftParams
-from tests.test_train_support import pretrained_checkpoint, quiet_params, run_config, tiny_world
+from tests.support import pretrained_checkpoint, quiet_params, run_config, tiny_world
 
 TURNS = [
     {"role": "User", "text": "are you coming? <|endoftext|>"},

@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from model.train import learning_rate, train
 from storage.checkpoints import LATEST, CheckpointMismatch, latest_checkpoint, list_checkpoints
 from tasks.training import PretrainParams, SftParams, launch_training, write_run_config
-from tests.test_train_support import TINY_MODEL, quiet_params, run_config, tiny_world
+from tests.support import TINY_MODEL, quiet_params, run_config, tiny_world
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -7,8 +7,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
-import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,7 +23,6 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from flows.config import PipelineConfig
 from flows.plans import StagePlan
 from flows.report import bar
-from storage.atomic import atomic_path, write_text_atomic
 from storage.dataset import REJECTED, DatasetWriter, Manifest, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
@@ -63,65 +60,21 @@ def shard_key(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def _reusable_shards(data_root: str | os.PathLike, stage: str) -> dict[str, tuple[Path, dict]]:
-    """Shards of the published datasets of `stage`, by content key (for incremental reruns)."""
-    found: dict[str, tuple[Path, dict]] = {}
-    for mf in sorted(Path(data_root, stage).glob("*/manifest.json")):
-        try:
-            shards = json.loads(mf.read_text(encoding="utf-8")).get("stats", {}).get("shards") or []
-        except (OSError, json.JSONDecodeError):
-            continue
-        for entry in shards:
-            if isinstance(entry, dict) and entry.get("key"):
-                found.setdefault(entry["key"], (mf.parent, entry))
-    return found
-
-
-_INDEX = re.compile(r"\d{5}")
-
-
-def _renumbered(rel: str, index: int) -> str:
-    """`rejected/part-00003.parquet` as the file of shard `index` (the last 5-digit number is the shard's)."""
-    folder, _, name = rel.rpartition("/")
-    matches = list(_INDEX.finditer(name))
-    if matches:
-        m = matches[-1]
-        name = f"{name[: m.start()]}{index:05d}{name[m.end():]}"
-    return f"{folder}/{name}" if folder else name
-
-
-def _link_or_copy(src: Path, dst: Path) -> None:
-    with atomic_path(dst) as tmp:
-        try:
-            os.link(src, tmp)  # datasets are immutable: sharing the bytes is safe
-        except OSError:
-            shutil.copy2(src, tmp)
-
-
 def _as_record(result: Any) -> dict:
     return result.as_record() if hasattr(result, "as_record") else dataclasses.asdict(result)
 
 
-def _from_record(result_type: type, entry: object) -> Any | None:
+def _from_record(result_type: type, record: object) -> Any | None:
     """A shard's result rebuilt from its record, or None when the record is of an older format (the shard is
     then computed again)."""
+    if not isinstance(record, dict):
+        return None
     try:
-        record = entry["result"]  # type: ignore[index]
         if hasattr(result_type, "from_record"):
             return result_type.from_record(record)
         return result_type(**record)
     except (KeyError, TypeError, ValueError):
         return None
-
-
-def _write_record(writer: DatasetWriter, name: str, result: Any, key: str | None, files: Sequence[Path],
-                  reused_from: str | None = None) -> None:
-    record = writer.shard_record(name)
-    entry = {"result": _as_record(result), "key": key,
-             "files": [f.relative_to(writer.tmp).as_posix() for f in files if f.is_file()]}
-    if reused_from:
-        entry["reused_from"] = reused_from
-    write_text_atomic(record, json.dumps(entry))
 
 
 def run_shards(
@@ -144,37 +97,17 @@ def run_shards(
     come back in the order of `calls`, whatever order the shards finish in. A shard whose record cannot be
     read back as `result_type` (a record of an older format) is computed again.
     """
-    results: list = [None] * len(calls)
-    todo: list[int] = []
-    for i, name in enumerate(names):
-        record = writer.shard_record(name)
-        try:
-            results[i] = _from_record(result_type, json.loads(record.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError):
-            results[i] = None
-        if results[i] is None:
-            todo.append(i)
+    results: list = [_from_record(result_type, writer.finished_shard(name)) for name in names]
+    todo = [i for i, r in enumerate(results) if r is None]
     if todo and keys is not None and outputs is not None:
-        earlier = _reusable_shards(writer.data_root, writer.stage)
         reused = 0
         for i in list(todo):
-            hit = earlier.get(keys[i]) if keys[i] else None
-            if hit is None:
-                continue
-            old_dir, entry = hit
-            result = _from_record(result_type, entry)
-            sources = [old_dir / rel for rel in entry.get("files", [])]
-            if result is None or not all(src.is_file() for src in sources):
-                continue
-            files = []
-            for src, rel in zip(sources, entry["files"], strict=True):
-                dst = writer.tmp / _renumbered(rel, i)
-                _link_or_copy(src, dst)
-                files.append(dst)
-            results[i] = result
-            _write_record(writer, names[i], results[i], keys[i], files, reused_from=old_dir.name)
-            todo.remove(i)
-            reused += 1
+            record = writer.reuse_shard(names[i], keys[i], i,
+                                        accept=lambda r: _from_record(result_type, r) is not None)
+            if record is not None:
+                results[i] = _from_record(result_type, record)
+                todo.remove(i)
+                reused += 1
         if reused:
             get_run_logger().info("%s: %d of %d shard(s) unchanged since an earlier run, reused; %d to compute",
                                   writer.stage, reused, len(calls), len(todo))
@@ -184,8 +117,8 @@ def run_shards(
             for future in as_completed(list(futures)):
                 i = futures[future]
                 results[i] = future.result()
-                files = [Path(f) for f in outputs[i]] if outputs is not None else []
-                _write_record(writer, names[i], results[i], keys[i] if keys is not None else None, files)
+                files = outputs[i] if outputs is not None else []
+                writer.record_shard(names[i], _as_record(results[i]), keys[i] if keys is not None else None, files)
                 advance()
     return results
 

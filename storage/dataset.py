@@ -16,7 +16,7 @@ import re
 import shutil
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -268,10 +268,12 @@ class DatasetWriter:
             entry["reused_from"] = reused_from
         write_text_atomic(self.shard_record(name), json.dumps(entry))
 
-    def reuse_shard(self, name: str, key: str | None, index: int) -> dict | None:
+    def reuse_shard(self, name: str, key: str | None, index: int,
+                    accept: Callable[[dict], bool] = lambda _result: True) -> dict | None:
         """Take shard `name` from an earlier published dataset of this stage that computed a shard from the same
         content `key`: its files are linked in (renumbered as shard `index`) and its result recorded and
-        returned. None when no earlier dataset has it (or its files are gone)."""
+        returned. None when no earlier dataset has it, its files are gone, or `accept` refuses its result (a
+        result of an older format)."""
         if not key:
             return None
         if self._earlier is None:
@@ -282,7 +284,8 @@ class DatasetWriter:
         old_dir, entry = hit
         rels = entry.get("files", [])
         sources = [old_dir / rel for rel in rels]
-        if not isinstance(entry.get("result"), dict) or not all(src.is_file() for src in sources):
+        result = entry.get("result")
+        if not isinstance(result, dict) or not accept(result) or not all(src.is_file() for src in sources):
             return None
         files = [self.tmp / _renumbered(rel, index) for rel in rels]
         for src, dst in zip(sources, files, strict=True):

@@ -317,10 +317,10 @@ def print_removal(rows: list[tuple]) -> None:
 def print_labelled_near_duplicates(work: Path, pairs: int) -> None:
     """MinHash recall per Jaccard band on near-duplicates made here, beside the S-curve at each pair's similarity."""
     from storage.parquet import iter_rows
-    from tasks.dedup.sidefiles import write_documents
     from tasks.dedup.evaluation import evaluate_pairs, make_labelled_corpus, pairs_from_duplicates
     from tasks.dedup.minhash import minhash_dedup_local
     from tasks.dedup.params import MinhashDedupParams
+    from tasks.dedup.sidefiles import write_documents
 
     if not ARTICLES.is_file():
         print(f"\nlabelled near-duplicates: skipped ({ARTICLES} not found)")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows.common import parts_stage, shard_task
 from flows.config import PipelineConfig, load_config
 from flows.plans import flow_planner
+from flows.stage_runner import parts_stage, shard_task
 from tasks import clean as clean_stage
 
 clean_shard_task = shard_task(clean_stage.clean_shard, "clean-shard")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from flows.common import publish, run_shards, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import DEDUP_STAGES, Planner, dedup_method_input, flow_planner
+from flows.stage_runner import publish, run_shards, shard_task, up_to_date
 from storage.dataset import DatasetWriter
 from storage.parquet import parquet_files
 from storage.runs import record_stage

@@ -9,9 +9,9 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 
-from flows.common import parts_stage, publish, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import Planner, flow_planner, own_langid_model_trained
+from flows.stage_runner import parts_stage, publish, shard_task, up_to_date
 from storage.runs import record_stage
 from tasks.langid import stage as langid
 from tasks.langid.train import train_langid_model

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from flows.common import publish, run_shards, shard_key, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import Planner
+from flows.stage_runner import publish, run_shards, shard_key, shard_task, up_to_date
 from tasks import ingest as ingest_stage
 
 ingest_file_task = shard_task(ingest_stage.ingest_file, "ingest-file")

@@ -7,7 +7,6 @@ import shutil
 
 from prefect import flow, get_run_logger
 
-from flows.common import parts_stage, publish, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import (
     Planner,
@@ -17,6 +16,7 @@ from flows.plans import (
     perplexity_active,
     perplexity_tag_params,
 )
+from flows.stage_runner import parts_stage, publish, shard_task, up_to_date
 from storage.runs import record_stage
 from tasks import kenlm_train
 from tasks.perplexity import stage as ppl

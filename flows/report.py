@@ -1,4 +1,5 @@
-"""Reports of a whole run: the data funnel (documents and bytes kept after each filtering stage) as a table, a
+"""Reports: each dataset's summary (inputs → output, counts, removal reasons) as a `<stage>-report` artifact and a
+log line; the data funnel (documents and bytes kept after each filtering stage) as a table, a
 chart, and a Prefect artifact; and PNG files embedded in markdown artifacts so the Prefect UI shows them."""
 
 from __future__ import annotations
@@ -8,8 +9,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from prefect import get_run_logger
+from prefect.artifacts import create_markdown_artifact
+
 from storage.atomic import write_atomic
-from storage.dataset import is_dataset, read_manifest
+from storage.dataset import Manifest, is_dataset, read_manifest
 from storage.runs import read_run_pointer
 
 # The datasets that keep or drop documents, in pipeline order (tag datasets keep every row and are left out).
@@ -103,3 +107,49 @@ def png_markdown(path: str | os.PathLike, alt: str) -> str:
     """An image the Prefect UI can show: the PNG inlined as a data URI (the UI cannot read local files)."""
     data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
     return f"![{alt}](data:image/png;base64,{data})"
+
+
+def _fmt(v: object) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def manifest_markdown(m: Manifest) -> str:
+    """A human summary of a dataset: inputs → output, counts (removal reasons included), timing."""
+    lines = [f"# {m.stage} — `{m.fingerprint[:16]}`", "", f"**Output:** `{m.path}`  ", f"**Rows:** {m.rows:,}  "]
+    lines.append(f"**Took:** {m.seconds:.2f} s on {m.host}, code {m.code_version}")
+    lines += ["", "## Inputs", ""]
+    raw = [i for i in m.inputs if i.stage == "raw"]
+    for i in m.inputs:
+        if i.stage != "raw":
+            lines.append(f"- {i.stage} `{i.fingerprint[:16]}` — `{i.path}`")
+    if raw:
+        lines.append(f"- {len(raw)} raw file(s): " + ", ".join(f"`{Path(i.path).name}`" for i in raw[:20]))
+    lines += ["", "## Counts", "", "| count | value |", "|---|---:|"]
+    lines += [f"| {k} | {_fmt(v)} |" for k, v in m.counts.items()]
+    if "in" in m.counts and "out" in m.counts and m.counts["in"]:
+        total = m.counts["in"]
+        lines += ["", f"Kept {m.counts['out'] / total:.1%} of the input rows.", "",
+                  "| rows | share | |", "|---|---:|---|", f"| kept | {m.counts['out'] / total:.1%} | "
+                  f"`{bar(m.counts['out'] / total)}` |"]
+        for k, v in sorted(m.counts.items(), key=lambda kv: -kv[1] if isinstance(kv[1], int) else 0):
+            if k.startswith(("dropped_", "skipped_")) and isinstance(v, int) and v:
+                lines.append(f"| {k} | {v / total:.1%} | `{bar(v / total)}` |")
+    return "\n".join(lines) + "\n"
+
+
+def report(path: str | os.PathLike) -> None:
+    m = read_manifest(path)
+    create_markdown_artifact(
+        key=f"{m.stage.replace('_', '-')}-report",
+        markdown=manifest_markdown(m),
+        description=f"{m.stage} dataset {m.fingerprint[:16]}",
+    )
+    counts = m.counts
+    rate = ""
+    if m.seconds > 0 and "in" in counts:
+        rate = f", {counts['in'] / m.seconds:,.0f} rows/s"
+        if "bytes_in" in counts:
+            rate += f", {counts['bytes_in'] / m.seconds / 1e6:,.2f} MB/s"
+    get_run_logger().info(
+        "%s: published %s (%s rows in, %s out%s)", m.stage, path, counts.get("in"), counts.get("out"), rate
+    )

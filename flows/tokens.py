@@ -8,9 +8,9 @@ import os
 
 from prefect import flow
 
-from flows.common import publish, run_shards, shard_task, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import Planner, flow_planner
+from flows.stage_runner import publish, run_shards, shard_task, up_to_date
 from storage.parquet import parquet_files
 from tasks import encode as encode_stage
 from tasks import sample as sample_stage

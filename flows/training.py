@@ -16,10 +16,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.common import publish, up_to_date
 from flows.config import PipelineConfig, load_config
 from flows.plans import MissingInputError, StagePlan, chat_stages_active, flow_planner, planned_output
 from flows.report import png_markdown
+from flows.stage_runner import publish, up_to_date
 from storage.dataset import dataset_dir, read_manifest
 from storage.parquet import count_rows, parquet_files
 from tasks import training

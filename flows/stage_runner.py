@@ -1,5 +1,6 @@
-"""What every stage flow shares: plan the output (fingerprint), skip when up to date, map shard tasks over a
-configurable task runner with per-shard resume, publish as a Prefect asset, and report as an artifact."""
+"""How a stage runs under Prefect: skip it when its planned dataset is up to date, map its shard tasks over the
+configured task runner (resuming and reusing finished shards through the dataset writer), and publish the
+dataset as a Prefect asset with its report."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
 from prefect.assets import materialize
 from prefect.assets.core import add_asset_metadata
 from prefect.futures import as_completed
@@ -22,8 +22,8 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 
 from flows.config import PipelineConfig
 from flows.plans import StagePlan
-from flows.report import bar
-from storage.dataset import REJECTED, DatasetWriter, Manifest, read_manifest
+from flows.report import report
+from storage.dataset import REJECTED, DatasetWriter, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.params import RunnerParams
@@ -166,52 +166,6 @@ def publish(
     record_stage(cfg.data_root, cfg.name, plan.stage, path)
     report(path)
     return path
-
-
-def _fmt(v: object) -> str:
-    return f"{v:,}" if isinstance(v, int) else str(v)
-
-
-def manifest_markdown(m: Manifest) -> str:
-    """A human summary of a dataset: inputs → output, counts (removal reasons included), timing."""
-    lines = [f"# {m.stage} — `{m.fingerprint[:16]}`", "", f"**Output:** `{m.path}`  ", f"**Rows:** {m.rows:,}  "]
-    lines.append(f"**Took:** {m.seconds:.2f} s on {m.host}, code {m.code_version}")
-    lines += ["", "## Inputs", ""]
-    raw = [i for i in m.inputs if i.stage == "raw"]
-    for i in m.inputs:
-        if i.stage != "raw":
-            lines.append(f"- {i.stage} `{i.fingerprint[:16]}` — `{i.path}`")
-    if raw:
-        lines.append(f"- {len(raw)} raw file(s): " + ", ".join(f"`{Path(i.path).name}`" for i in raw[:20]))
-    lines += ["", "## Counts", "", "| count | value |", "|---|---:|"]
-    lines += [f"| {k} | {_fmt(v)} |" for k, v in m.counts.items()]
-    if "in" in m.counts and "out" in m.counts and m.counts["in"]:
-        total = m.counts["in"]
-        lines += ["", f"Kept {m.counts['out'] / total:.1%} of the input rows.", "",
-                  "| rows | share | |", "|---|---:|---|", f"| kept | {m.counts['out'] / total:.1%} | "
-                  f"`{bar(m.counts['out'] / total)}` |"]
-        for k, v in sorted(m.counts.items(), key=lambda kv: -kv[1] if isinstance(kv[1], int) else 0):
-            if k.startswith(("dropped_", "skipped_")) and isinstance(v, int) and v:
-                lines.append(f"| {k} | {v / total:.1%} | `{bar(v / total)}` |")
-    return "\n".join(lines) + "\n"
-
-
-def report(path: str | os.PathLike) -> None:
-    m = read_manifest(path)
-    create_markdown_artifact(
-        key=f"{m.stage.replace('_', '-')}-report",
-        markdown=manifest_markdown(m),
-        description=f"{m.stage} dataset {m.fingerprint[:16]}",
-    )
-    counts = m.counts
-    rate = ""
-    if m.seconds > 0 and "in" in counts:
-        rate = f", {counts['in'] / m.seconds:,.0f} rows/s"
-        if "bytes_in" in counts:
-            rate += f", {counts['bytes_in'] / m.seconds / 1e6:,.2f} MB/s"
-    get_run_logger().info(
-        "%s: published %s (%s rows in, %s out%s)", m.stage, path, counts.get("in"), counts.get("out"), rate
-    )
 
 
 def shard_task(fn: Callable, name: str) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger, task
@@ -32,17 +31,6 @@ def _tokenizer_file(cfg: PipelineConfig, data: str) -> str:
         if ref.stage == "tokenizer":
             return str(dataset_dir(cfg.data_root, "tokenizer", ref.fingerprint) / "tokenizer.json")
     raise ValueError(f"{data}: its manifest names no tokenizer input (not an encode or sft-data dataset)")
-
-
-def _as_published(value: Any, tmp: Path, final: Path) -> Any:
-    """`value` with paths inside the writer's temporary folder named where they are once published."""
-    if isinstance(value, str):
-        return value.replace(str(tmp), str(final))
-    if isinstance(value, dict):
-        return {k: _as_published(v, tmp, final) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_published(v, tmp, final) for v in value]
-    return value
 
 
 @task(name="train", retries=0, cache_policy=NO_CACHE)
@@ -99,12 +87,12 @@ def _metrics_summary(run_dir: Path) -> dict:
 
 def _publish_run(cfg: PipelineConfig, plan: StagePlan, w, done: dict, extra_stats: dict | None = None,
                  force: bool = False) -> str:
-    summary = _as_published(_metrics_summary(w.tmp), w.tmp, w.final)
-    done = _as_published(done, w.tmp, w.final)
+    summary = w.as_published(_metrics_summary(w.tmp))
+    done = w.as_published(done)
     train = summary.get("train", {})
     counts = {"in": int(train.get("tokens_seen", 0)), "out": int(done.get("step", train.get("step", 0))),
               "steps": int(done.get("step", train.get("step", 0))), "tokens_seen": int(train.get("tokens_seen", 0))}
-    stats = {"final": summary, **_as_published(extra_stats or {}, w.tmp, w.final)}
+    stats = {"final": summary, **(extra_stats or {})}
     path = publish(cfg, plan, w, counts, stats, force)
     loss_png = Path(path) / "loss.png"
     if loss_png.is_file():
@@ -226,11 +214,11 @@ def _evaluation(cfg: PipelineConfig, plan: StagePlan, w, sft_run: Path | None, l
         sft_run = Path(sft_path) if ok else None
     table = perplexity_table(val, _tokenizer_file(cfg, plan.input("sft-data").path), base=plan.input("pretrain").path, sft=sft_run,
                              lora=lora_run)
-    markdown = _as_published(table.markdown(), w.tmp, w.final)
+    markdown = w.as_published(table.markdown())
     get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", markdown)
     create_markdown_artifact(key="chat-evaluation", markdown="# Assistant-turn perplexity\n\n" + markdown,
                              description="base vs SFT vs LoRA on held-out sessions")
-    return _as_published(table.as_dict(), w.tmp, w.final)
+    return w.as_published(table.as_dict())
 
 
 @flow(name="sft")

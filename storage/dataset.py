@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from storage.atomic import atomic_path, write_text_atomic
 from storage.fingerprint import FP_DIR_LEN, canonical_json, hash_file
@@ -307,6 +308,17 @@ class DatasetWriter:
                 entries.append({"name": record.stem, **entry})
         return entries
 
+    def as_published(self, value: Any) -> Any:
+        """`value` (text, or lists and dicts of it) with paths inside the temporary folder named where they will
+        be once the dataset is published, so reports and manifests never point into a folder that is gone."""
+        if isinstance(value, str):
+            return value.replace(str(self.tmp), str(self.final))
+        if isinstance(value, Mapping):
+            return {k: self.as_published(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.as_published(v) for v in value]
+        return value
+
     def publish(self, counts: Mapping, stats: Mapping | None = None, replace: bool = False) -> Path:
         """Write the manifest and rename the temp directory into place; returns the dataset path.
 
@@ -331,10 +343,10 @@ class DatasetWriter:
 
                 entry.tokens = count_tokens(f)
             files.append(entry)
-        stats = dict(stats or {})
+        stats = self.as_published(dict(stats or {}))
         shards = self._shard_entries()
         if shards:
-            stats["shards"] = shards
+            stats["shards"] = self.as_published(shards)
         manifest = Manifest(
             stage=self.stage,
             stage_version=self.stage_version,

@@ -283,3 +283,17 @@ def test_a_shard_whose_files_are_gone_is_not_reused(tmp_path):
     with DatasetWriter(tmp_path, "clean", "1", "b" * 64, {}, []) as w:
         assert w.reuse_shard("part-00000", "k", 0) is None
         assert not w.part_path(0).exists()
+
+
+def test_a_published_manifest_never_names_the_temporary_folder(tmp_path):
+    with DatasetWriter(tmp_path, "kenlm-train", "1", "c" * 64, {}, []) as w:
+        model = w.tmp / "en" / "model.binary"
+        model.parent.mkdir()
+        model.write_bytes(b"x")
+        w.record_shard("part-00000", {"part": str(w.part_path(0))}, key="k")
+        path = w.publish({"in": 1}, {"models": {"en": str(model)}, "note": [f"read {model}"]})
+    text = (path / "manifest.json").read_text(encoding="utf-8")
+    assert ".tmp" not in text
+    stats = read_manifest(path).stats
+    assert stats["models"]["en"] == str(path / "en" / "model.binary")
+    assert stats["shards"][0]["result"]["part"] == str(path / "part-00000.parquet")

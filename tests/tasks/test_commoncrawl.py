@@ -20,7 +20,7 @@ from tasks.commoncrawl import (
 )
 from tasks.records import InputFileError, SkipCounter, stable_id
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CC = ROOT / ".." / "shared" / "data" / "commoncrawl"
 EXAMPLES = ROOT / "examples" / "commoncrawl"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from storage.dataset import list_datasets, read_manifest
 from storage.parquet import iter_rows, parquet_files
 from tests.conftest import ROOT
-from tests.test_flows import _config
+from tests.flows.test_pipeline import _config
 
 
 def _ppl_config(tmp_path: Path, **filter_params) -> Path:

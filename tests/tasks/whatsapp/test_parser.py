@@ -13,7 +13,7 @@ from storage.schemas import MESSAGE_KINDS
 from tasks.records import InputFileError, SkipCounter
 from tasks.whatsapp import looks_like_whatsapp, parse_whatsapp_export
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 SHARED = SHARED_DATA / "whatsapp"
 EXAMPLES = ROOT / "examples" / "whatsapp"

@@ -120,7 +120,7 @@ def test_clean_shard_normalises_and_rejects_with_reason(tmp_path):
 
 # --- WhatsApp and Common Crawl through ingest, then clean ----------------------------------------------------
 
-SHARED = __import__("pathlib").Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = __import__("pathlib").Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def test_whatsapp_export_becomes_messages_and_one_document_per_session(tmp_path):

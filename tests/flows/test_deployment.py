@@ -11,7 +11,7 @@ import pytest
 from storage.dataset import read_manifest
 from storage.runs import read_run_pointer
 from tests.conftest import ROOT
-from tests.test_flow_training import _cfg as _training_config
+from tests.flows.test_training import _cfg as _training_config
 
 pytestmark = pytest.mark.slow
 

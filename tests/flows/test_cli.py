@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from tests.conftest import ROOT
-from tests.test_flows import _config
+from tests.flows.test_pipeline import _config
 
 CHATLIKE = [sys.executable, "-m", "flows.cli"]
 

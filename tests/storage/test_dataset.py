@@ -124,7 +124,7 @@ KILLED_WRITER = textwrap.dedent(
     from storage.dataset import DatasetWriter, InputRef
     from storage.parquet import ParquetShardWriter
     from storage.schemas import DOCUMENT_SCHEMA
-    from tests.test_storage import ROWS
+    from tests.storage.test_dataset import ROWS
     kill_at = sys.argv[1]
     with DatasetWriter({data!r}, "clean", "1", "f" * 64, {{"p": 1}}, [InputRef("raw", "abc", "/x/in.txt")]) as w:
         for i in range(3):

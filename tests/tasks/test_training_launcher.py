@@ -54,7 +54,7 @@ def _interrupt_once_pids_are_printed(child: str, grace_s: float) -> list[int]:
 
 def _start_launcher(code: str, **popen) -> subprocess.Popen:
     """A separate Python process running `code`, with the project importable."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     return subprocess.Popen([sys.executable, "-c", code], env=env, **popen)
 
 

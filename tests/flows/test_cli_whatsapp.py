@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from flows.cli_whatsapp import whatsapp_app
 from tasks.records import InputFileError
 from tasks.whatsapp import parse_whatsapp_export
-from tests.test_whatsapp_formats import LOCALE_EXPORTS
+from tests.tasks.whatsapp.test_formats import LOCALE_EXPORTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "whatsapp"
 SHARED = ROOT.parent / "shared" / "data" / "whatsapp"
 

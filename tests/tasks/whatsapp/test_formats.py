@@ -20,7 +20,7 @@ from storage.schemas import MESSAGE_SCHEMA
 from tasks.records import InputFileError, SkipCounter
 from tasks.whatsapp import NotAnExportError, parse_whatsapp_export
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "whatsapp"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "whatsapp"
 
 
 def parse(tmp_path: Path, text: str | bytes, name: str = "chat.txt", **kwargs):

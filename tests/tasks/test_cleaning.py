@@ -14,7 +14,7 @@ from tasks.cleaning import RULES, CleanRules, clean_text, clean_text_plainly
 from tasks.whatsapp import phrases as whatsapp_phrases
 from tasks.whatsapp.phrases import SYSTEM_EVENT_WORDS, SYSTEM_EVENTS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WHATSAPP = ROOT / ".." / "shared" / "data" / "whatsapp"
 
 ALL_ON = CleanRules()

@@ -12,7 +12,7 @@ import pytest
 from flows import plans
 from flows.config import load_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # The datasets the demo config makes, in DAG order.
 DEMO_DATASETS = ["ingest", "clean", "langid-tags", "langid", "quality-tags", "quality", "kenlm-train",

@@ -13,7 +13,7 @@ from storage.schemas import DOCUMENT_SCHEMA
 from tasks.records import SkipCounter
 from tasks.whatsapp import chat_to_documents, parse_whatsapp_export, pseudonym
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "whatsapp"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "whatsapp"
 
 
 @pytest.fixture(scope="module")

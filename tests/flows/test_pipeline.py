@@ -32,7 +32,7 @@ def _config(tmp_path: Path, **clean) -> Path:
             "text_split": "paragraph",
         },
         "clean": {"min_chars": 20, **clean},
-        # one-sentence documents fall below every web quality threshold (tests/test_flow_filters covers quality)
+        # one-sentence documents fall below every web quality threshold (tests/flows/test_filters.py covers quality)
         "quality": {"enabled": False},
         # tiny corpus: sample all of it, a small vocabulary, a visible validation split
         "sample": {"min_bytes": 100_000},

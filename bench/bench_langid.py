@@ -9,7 +9,7 @@ On ../shared/data/langid/ (and the Common Crawl sample for throughput), prints
    sentences (ten negative languages), and judged on its own fold only;
 3. accuracy on the lingua sentences with the combined predictor against the default model alone (same folds);
 4. the same two numbers for other own-model thresholds (the trade-off between Darija recall and Arabic);
-5. hand-written chat lines no model has seen (tests/test_langid.py: Darija in both scripts, and French,
+5. hand-written chat lines no model has seen (tests/tasks/langid/test_langid.py: Darija in both scripts, and French,
    English, Modern Standard Arabic, Spanish), judged by an own model trained on all the shared data;
 6. throughput in documents (or sentences) per CPU second (one core).
 
@@ -249,7 +249,7 @@ def main() -> None:
         combined = CombinedPredictor(str(model))
 
         # 5. unseen chat lines --------------------------------------------------------------------------------
-        from tests.test_langid import DARIJA_CHAT_ARABIC, DARIJA_CHAT_LATIN, OTHER_CHAT
+        from tests.tasks.langid.test_langid import DARIJA_CHAT_ARABIC, DARIJA_CHAT_LATIN, OTHER_CHAT
 
         print("\n5. hand-written chat lines (never in any training data), own model trained on all the data")
         print(f"{'lines':<24} {'n':>4} {'default alone':>14} {'combined':>9}")

@@ -234,7 +234,7 @@ def test_models_per_language_score_their_own_language(tmp_path):
     result = tag_perplexity_shard(
         str(tmp_path / "in.parquet"), str(tmp_path / "out.parquet"), PerplexityParams(models_dir=str(models))
     )
-    assert result.tagged == 100 and result.no_model == {"de": 50}
+    assert result.extra["tagged"] == 100 and result.extra["no_model"] == {"de": 50}
 
     # each language's documents score lower under their own model than under the other one
     scorers = {lang: PerplexityScorer(path) for lang, path in found.items()}

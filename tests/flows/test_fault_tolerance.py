@@ -84,8 +84,9 @@ def test_killed_stages_rerun_to_identical_bytes(tmp_path, prefect_harness):
     rng = random.Random(1234)
     killed = 0
     for stage in STAGES:
-        # a random moment while the stage works, then kills inside its publish (manifest write, final rename)
-        for mode in ("none", "manifest", "rename"):
+        # kills inside its publish (manifest write, final rename), then at a random moment while it works: the
+        # publish kills first, since a random kill that lands after a fast stage published leaves nothing to kill
+        for mode in ("manifest", "rename", "none"):
             proc = subprocess.Popen([sys.executable, str(script), stage, str(cfg), mode], cwd=ROOT,
                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             if mode == "none":

@@ -26,7 +26,7 @@ def prefect_harness():
 
     from flows.pipeline import foreground_run_settings
 
-    with prefect_test_harness(server_startup_timeout=90), foreground_run_settings():
+    with foreground_run_settings(), prefect_test_harness(server_startup_timeout=90):
         yield
 
 

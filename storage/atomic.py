@@ -74,10 +74,6 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], Any], *, keep_
     return Path(path)
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, durable: bool = False) -> Path:
-    return write_atomic(path, lambda tmp: tmp.write_bytes(data), durable=durable)
-
-
 def write_text_atomic(path: str | os.PathLike, text: str, *, durable: bool = False, unique: bool = False) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), durable=durable, unique=unique)
 

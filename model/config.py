@@ -17,8 +17,9 @@ from typing import Any
 POSITIONS = ("none", "learned", "sinusoidal", "relative", "rope", "alibi")
 ATTENTIONS = ("full", "sliding_window", "linear", "bigbird", "mla")
 NORMS = ("layernorm", "rmsnorm")
+ROPE_SCALINGS = ("none", "linear", "llama3")
 NORM_POSITIONS = ("pre", "post")
-MLPS = ("relu", "gelu", "swiglu", "geglu")
+MLPS = ("relu", "leaky_relu", "silu", "gelu", "swiglu", "geglu")
 GATED_MLPS = ("swiglu", "geglu")
 LINEAR_FEATURE_MAPS = ("elu", "relu")
 
@@ -37,6 +38,15 @@ class ModelConfig:
 
     position: str = "learned"  # one of POSITIONS
     rope_theta: float = 10000.0
+    # RoPE frequency scaling for contexts longer than pretraining: "linear" divides every frequency by
+    # rope_scaling_factor (position interpolation); "llama3" (Llama 3.1) divides only the low frequencies, whose
+    # wavelength exceeds rope_original_max_positions / rope_low_freq_factor, keeps those shorter than
+    # .../ rope_high_freq_factor, and blends smoothly in between.
+    rope_scaling: str = "none"  # one of ROPE_SCALINGS
+    rope_scaling_factor: float = 1.0
+    rope_low_freq_factor: float = 1.0
+    rope_high_freq_factor: float = 4.0
+    rope_original_max_positions: int = 8192
     relative_num_buckets: int = 32  # T5 relative attention bias
     relative_max_distance: int = 128
 
@@ -66,6 +76,7 @@ class ModelConfig:
 
     dropout: float = 0.0
     bias: bool = True  # biases in linear layers and LayerNorm (never in the router or lm_head)
+    qkv_bias: bool | None = None  # biases on the query/key/value projections; None: as `bias` (Qwen2: True)
     tie_embeddings: bool = True  # lm_head shares the token embedding matrix
 
     n_experts: int = 0  # 0: dense MLP; > 0: mixture of experts in every layer
@@ -89,6 +100,10 @@ class ModelConfig:
     @property
     def kv_heads(self) -> int:
         return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def has_qkv_bias(self) -> bool:
+        return self.bias if self.qkv_bias is None else self.qkv_bias
 
     @property
     def is_gated(self) -> bool:
@@ -154,7 +169,13 @@ class ModelConfig:
 
         _choice("position", self.position, POSITIONS)
         _choice("attention", self.attention, ATTENTIONS)
+        if self.norm == "batchnorm":
+            raise ValueError("norm='batchnorm' is refused: it normalises over the batch, so a token's output would "
+                             "depend on the other sequences of its batch and on future tokens of its own (it leaks "
+                             "across the causal mask), and generation one sequence at a time would see other "
+                             f"statistics than training; use one of {', '.join(map(repr, NORMS))}")
         _choice("norm", self.norm, NORMS)
+        _choice("rope_scaling", self.rope_scaling, ROPE_SCALINGS)
         _choice("norm_position", self.norm_position, NORM_POSITIONS)
         _choice("mlp", self.mlp, MLPS)
         _choice("linear_feature_map", self.linear_feature_map, LINEAR_FEATURE_MAPS)
@@ -184,6 +205,16 @@ class ModelConfig:
             raise ValueError(f"init_std={self.init_std} must be > 0")
         if self.rope_theta <= 0:
             raise ValueError(f"rope_theta={self.rope_theta} must be > 0")
+        if self.rope_scaling != "none":
+            if self.position != "rope":
+                raise ValueError(f"rope_scaling={self.rope_scaling!r} needs position='rope', not {self.position!r}")
+            if self.rope_scaling_factor < 1:
+                raise ValueError(f"rope_scaling_factor={self.rope_scaling_factor} must be >= 1")
+        if self.rope_scaling == "llama3":
+            _at_least("rope_original_max_positions", self.rope_original_max_positions, 1)
+            if not 0 < self.rope_low_freq_factor < self.rope_high_freq_factor:
+                raise ValueError(f"rope_low_freq_factor={self.rope_low_freq_factor} must be > 0 and below "
+                                 f"rope_high_freq_factor={self.rope_high_freq_factor}")
         if self.position == "relative" and self.relative_max_distance <= self.relative_num_buckets // 2:
             raise ValueError(f"relative_max_distance={self.relative_max_distance} must be larger than "
                              f"relative_num_buckets // 2 = {self.relative_num_buckets // 2} (the exact buckets)")
@@ -202,6 +233,9 @@ class ModelConfig:
                 raise ValueError("mla_rope_head_dim is set but position is not 'rope'")
             if self.mla_rope_head_dim is not None:
                 _at_least("mla_rope_head_dim", self.mla_rope_head_dim, 2)
+            if self.qkv_bias is not None:
+                raise ValueError("qkv_bias applies to q_proj/k_proj/v_proj; attention='mla' projects through a "
+                                 "latent instead (leave it None and use `bias`)")
         if self.rotary_dim % 2:
             raise ValueError(f"RoPE rotates pairs of features, but the rotated size per head is {self.rotary_dim} "
                              f"(odd); choose an even head_dim / mla_rope_head_dim")
@@ -294,7 +328,8 @@ def _attention_params(cfg: ModelConfig) -> int:
     d, h, b = cfg.d_model, cfg.n_heads, cfg.bias
     if cfg.attention != "mla":
         hd = cfg.head_dim
-        return (_linear(d, h * hd, b) + 2 * _linear(d, cfg.kv_heads * hd, b) + _linear(h * hd, d, b))
+        qkv = cfg.has_qkv_bias
+        return (_linear(d, h * hd, qkv) + 2 * _linear(d, cfg.kv_heads * hd, qkv) + _linear(h * hd, d, b))
     nope, rope, vd, rank = cfg.head_dim, cfg.mla_rope_dim, cfg.mla_v_dim, cfg.mla_kv_rank
     if cfg.mla_q_lora_rank:
         q = (_linear(d, cfg.mla_q_lora_rank, b) + cfg.mla_q_lora_rank
@@ -398,6 +433,6 @@ def mfu(tokens_per_second: float, flops_per_token_: float, peak_flops: float | N
 
 
 __all__ = [
-    "ATTENTIONS", "MLPS", "NORMS", "POSITIONS", "PRESETS", "ModelConfig", "attended_keys", "count_parameters",
+    "ATTENTIONS", "MLPS", "NORMS", "POSITIONS", "PRESETS", "ROPE_SCALINGS", "ModelConfig", "attended_keys", "count_parameters",
     "device_peak_flops", "flops_per_token", "matmul_parameters", "mfu",
 ]

@@ -59,6 +59,23 @@ def _inverse_frequencies(dim: int, theta: float, device: torch.device) -> torch.
     return theta ** (-torch.arange(0, dim, 2, device=device, dtype=torch.float32) / dim)
 
 
+def scale_rope_frequencies(inv_freq: torch.Tensor, cfg: ModelConfig) -> torch.Tensor:
+    """RoPE frequencies stretched for long contexts (`ModelConfig.rope_scaling`): position interpolation
+    ("linear") or Llama 3.1's rule ("llama3"), which leaves the high frequencies alone, divides the low ones by
+    the factor and interpolates in between, by wavelength measured against the original context length."""
+    if cfg.rope_scaling == "linear":
+        return inv_freq / cfg.rope_scaling_factor
+    if cfg.rope_scaling != "llama3":
+        return inv_freq
+    factor, original = cfg.rope_scaling_factor, cfg.rope_original_max_positions
+    low, high = cfg.rope_low_freq_factor, cfg.rope_high_freq_factor
+    wavelength = 2 * math.pi / inv_freq
+    smooth = ((original / wavelength - low) / (high - low)).clamp(0.0, 1.0)  # 0: long waves, 1: short waves
+    blended = (1 - smooth) * inv_freq / factor + smooth * inv_freq
+    scaled = torch.where(wavelength > original / low, inv_freq / factor, blended)
+    return torch.where(wavelength < original / high, inv_freq, scaled)
+
+
 class SinusoidalPositions(nn.Module):
     """Fixed sin/cos features of the position (Vaswani et al. 2017), added to the token embeddings."""
 
@@ -76,12 +93,13 @@ class RotaryEmbedding(nn.Module):
     """RoPE (Su et al. 2021): rotate pairs of query/key features by position-dependent angles, so that the
     score q·k depends only on the distance between the two positions."""
 
-    def __init__(self, dim: int, theta: float):
+    def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.dim, self.theta = dim, theta
+        self.cfg, self.dim = cfg, cfg.rotary_dim
 
     def forward(self, pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        angles = pos[..., None].float() * _inverse_frequencies(self.dim, self.theta, pos.device)  # (B, T, dim/2)
+        inv_freq = scale_rope_frequencies(_inverse_frequencies(self.dim, self.cfg.rope_theta, pos.device), self.cfg)
+        angles = pos[..., None].float() * inv_freq  # (B, T, dim/2)
         angles = torch.cat((angles, angles), dim=-1)[:, None]  # (B, 1, T, dim): broadcast over heads
         return angles.cos(), angles.sin()
 
@@ -248,9 +266,9 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.kv_heads, cfg.head_dim
-        self.q_proj = nn.Linear(cfg.d_model, cfg.n_heads * cfg.head_dim, bias=cfg.bias)
-        self.k_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.bias)
-        self.v_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.bias)
+        self.q_proj = nn.Linear(cfg.d_model, cfg.n_heads * cfg.head_dim, bias=cfg.has_qkv_bias)
+        self.k_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.has_qkv_bias)
+        self.v_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.has_qkv_bias)
         self.o_proj = nn.Linear(cfg.n_heads * cfg.head_dim, cfg.d_model, bias=cfg.bias)
         self.pattern = AttentionPattern(cfg, layer_idx)
         self.dropout_p = cfg.dropout
@@ -294,9 +312,9 @@ class LinearAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int):
         super().__init__()
         self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.kv_heads, cfg.head_dim
-        self.q_proj = nn.Linear(cfg.d_model, cfg.n_heads * cfg.head_dim, bias=cfg.bias)
-        self.k_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.bias)
-        self.v_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.bias)
+        self.q_proj = nn.Linear(cfg.d_model, cfg.n_heads * cfg.head_dim, bias=cfg.has_qkv_bias)
+        self.k_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.has_qkv_bias)
+        self.v_proj = nn.Linear(cfg.d_model, cfg.kv_heads * cfg.head_dim, bias=cfg.has_qkv_bias)
         self.o_proj = nn.Linear(cfg.n_heads * cfg.head_dim, cfg.d_model, bias=cfg.bias)
         self.feature_map = (lambda t: F.elu(t) + 1) if cfg.linear_feature_map == "elu" else F.relu
         self.chunk = cfg.linear_chunk_size
@@ -396,7 +414,8 @@ def make_attention(cfg: ModelConfig, layer_idx: int) -> nn.Module:
 # feed-forward
 
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swiglu": F.silu, "geglu": F.gelu}
+_ACTIVATIONS = {"relu": F.relu, "leaky_relu": F.leaky_relu, "silu": F.silu, "gelu": F.gelu, "swiglu": F.silu,
+                "geglu": F.gelu}  # leaky_relu: slope 0.01 below zero
 
 
 class MLP(nn.Module):
@@ -522,7 +541,7 @@ class GPT(nn.Module):
             self.embed_positions = nn.Embedding(cfg.block_size, cfg.d_model)
         elif cfg.position == "sinusoidal":
             self.embed_positions = SinusoidalPositions(cfg.d_model)
-        self.rotary = RotaryEmbedding(cfg.rotary_dim, cfg.rope_theta) if cfg.rotary_dim else None
+        self.rotary = RotaryEmbedding(cfg) if cfg.rotary_dim else None
         self.position_bias: nn.Module | None = None
         if cfg.position == "relative":
             self.position_bias = RelativePositionBias(cfg.n_heads, cfg.relative_num_buckets,

@@ -31,6 +31,7 @@ CONFIG_NAME = "config.json"
 OPTIMIZER_NAME = "optimizer.pt"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
+TOKENIZER_NAME = "tokenizer.json"
 
 
 class CheckpointMismatch(ValueError):
@@ -100,6 +101,25 @@ def read_state(checkpoint: str | os.PathLike) -> dict | None:
 def write_state(checkpoint: str | os.PathLike, state: dict[str, Any]) -> Path:
     """Write state.json (compact JSON and a newline), flushed to disk before it takes its name."""
     return write_json_atomic(Path(checkpoint) / STATE_NAME, state, durable=True)
+
+
+def checkpoint_tokenizer(checkpoint: str | os.PathLike) -> Path:
+    """The tokenizer.json a checkpoint works with: the one inside its folder (an imported base carries its own),
+    else the one its state.json records (training runs record the tokenizer they were trained with)."""
+    checkpoint = Path(checkpoint)
+    inside = checkpoint / TOKENIZER_NAME
+    if inside.is_file():
+        return inside
+    recorded = ((read_state(checkpoint) or {}).get("tokenizer") or {}).get("path")
+    if not recorded:
+        raise ValueError(f"{checkpoint}: no {TOKENIZER_NAME} inside and none recorded in {STATE_NAME}; "
+                         f"pass the tokenizer explicitly")
+    path = Path(recorded)
+    if path.is_dir():
+        path = path / TOKENIZER_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"{checkpoint}: the tokenizer its {STATE_NAME} records ({path}) is gone")
+    return path
 
 
 def weights_sha256(checkpoint: str | os.PathLike) -> str:

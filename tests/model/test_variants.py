@@ -37,6 +37,13 @@ VARIANTS: dict[str, dict] = {
     "post-norm-relu": dict(norm_position="post", mlp="relu"),
     "post-norm-rmsnorm-geglu": dict(norm_position="post", norm="rmsnorm", mlp="geglu"),
     "dropout": dict(dropout=0.1),
+    "leaky-relu": dict(mlp="leaky_relu"),
+    "silu-post-norm-rmsnorm": dict(mlp="silu", norm_position="post", norm="rmsnorm"),
+    "qwen2-like-qkv-bias": dict(position="rope", norm="rmsnorm", mlp="swiglu", n_kv_heads=2, bias=False,
+                                qkv_bias=True),
+    "llama3-rope-scaling": dict(position="rope", norm="rmsnorm", mlp="swiglu", bias=False, rope_scaling="llama3",
+                                rope_scaling_factor=8.0, rope_original_max_positions=16, rope_theta=500.0),
+    "linear-rope-scaling-gqa": dict(position="rope", n_kv_heads=2, rope_scaling="linear", rope_scaling_factor=2.0),
     "llama-like": dict(position="rope", norm="rmsnorm", mlp="swiglu", n_kv_heads=2, bias=False,
                        tie_embeddings=False, ffn_multiple_of=16),
     # sliding window

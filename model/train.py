@@ -86,10 +86,12 @@ from storage.checkpoints import (
     write_state,
 )
 from storage.fingerprint import hash_file
+from storage.tokens import IGNORE_INDEX
 
 log = logging.getLogger(__name__)
 
 RUN_MODES = ("pretrain", "sft", "lora")
+QUANTIZE = ("none", "nf4")  # how a LoRA run holds its frozen base: as it is, or QLoRA's 4-bit NormalFloat
 VOCAB_MULTIPLE = 64  # pad the embedding to a multiple of 64 rows (nanoGPT's 50304): faster matmuls, same model
 DEFAULT_LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj",
                         "gate_proj", "up_proj", "down_proj"]  # names a model lacks are skipped (model.lora)
@@ -136,6 +138,9 @@ class TrainSettings:
     alpha: float = 16.0
     dropout: float = 0.05
     target_modules: list[str] = field(default_factory=lambda: list(DEFAULT_LORA_TARGETS))
+    # lora: QLoRA (the frozen base in 4-bit NF4 with double quantization) and a paged optimizer
+    quantize: str = "none"
+    paged_optimizer: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainSettings:
@@ -147,7 +152,7 @@ class TrainSettings:
         if settings.train_on not in TRAIN_ON:
             raise ValueError(f"train_on={settings.train_on!r} is not one of {', '.join(TRAIN_ON)}")
         for name, options in (("device", ("auto", "cpu", "cuda")), ("dtype", ("auto", "float32", "bfloat16")),
-                              ("compile", ("auto", "on", "off"))):
+                              ("compile", ("auto", "on", "off")), ("quantize", QUANTIZE)):
             if getattr(settings, name) not in options:
                 raise ValueError(f"{name}={getattr(settings, name)!r} is not one of {', '.join(options)}")
         return settings
@@ -353,16 +358,22 @@ class Trainer:
 
     def _micro_steps(self) -> tuple[torch.Tensor, int]:
         """Forward and backward over grad_accum micro-batches: their loss (summed on the device, not synchronised)
-        and the tokens of all ranks."""
+        and the tokens of all ranks. Every trained token of the step weighs the same, whichever micro-batch and
+        rank it is in: a micro-batch's mean loss is scaled by its share of the step's trained tokens, counted over
+        all ranks (DDP then averages the ranks' gradients, hence the world size)."""
         s, d = self.s, self.d
+        batches = [self.data.next_batch() for _ in range(s.grad_accum)]
+        trained = [int((y != IGNORE_INDEX).sum()) for _, y, _ in batches]
+        step_trained = sum(d.gather(sum(trained)))
         loss_sum = torch.zeros((), device=self.device)
         tokens = 0
-        for micro in range(s.grad_accum):
-            x, y, n = self.data.next_batch()
+        for micro, ((x, y, n), targets) in enumerate(zip(batches, trained, strict=True)):
             x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
             routing = {"routing_mask": x != self.pad_id} if self.moe else {}  # padding takes no part in MoE balance
             with no_sync(self.train_model, d, micro == s.grad_accum - 1), autocast(self.device, self.amp_dtype):
-                loss = self.train_model(x, targets=y, **routing).loss / s.grad_accum
+                out = self.train_model(x, targets=y if targets else None, **routing)
+                # a micro-batch with nothing to train still runs backward, so every rank reduces the same graph
+                loss = out.loss * (targets * d.world_size / step_trained) if targets else out.logits.sum() * 0.0
             loss.backward()
             loss_sum += loss.detach()
             tokens += n

@@ -109,6 +109,9 @@ class LoraParams(SftParams):
     alpha: float = Field(16.0, gt=0, description="Scale of the update: alpha / rank.")
     dropout: float = Field(0.05, ge=0, lt=1, description="Dropout on the LoRA input.")
     target_modules: list[str] = Field(default_factory=lambda: list(LORA_TARGET_MODULES))
+    quantize: Literal["none", "nf4"] = Field(
+        "none", description="nf4: QLoRA, the frozen base held in 4-bit NormalFloat with double quantization.")
+    paged_optimizer: bool = Field(False, description="Page the optimizer state to CPU memory under pressure (CUDA).")
 
     @field_validator("target_modules")
     @classmethod

@@ -161,3 +161,38 @@ def test_sft_with_another_tokenizer_than_the_base_is_refused(tmp_path):
     cfg["tokenizer"] = other.path
     with pytest.raises(ValueError, match=r"is not the one .*step-000030 was trained with"):
         train(cfg)
+
+
+def _first_step_gradients(tmp_path, name: str, batch_size: int, grad_accum: int, lora: bool = False):
+    """Gradients of a run's first optimiser step, and the trained tokens of each of its micro-batches."""
+    from model.hardware import Distributed
+    from model.train import RunConfig, Trainer
+    from storage.tokens import IGNORE_INDEX
+    from tasks.training import LoraParams
+
+    torch.manual_seed(0)
+    cls, mode = (LoraParams, "lora") if lora else (SftParams, "sft")
+    params = quiet_params(cls, batch_size=batch_size, grad_accum=grad_accum, **({"dropout": 0.0} if lora else {}))
+    trainer = Trainer(RunConfig.from_dict(run_config(mode, tmp_path / name, params, pretrained_checkpoint())),
+                      Distributed())
+    trainer._setup(1)
+    stream = trainer.data.stream
+    counts = []
+    for _ in range(grad_accum):  # the micro-batches this step draws, read without moving the stream
+        indices = stream.next_indices()
+        counts.append(int(sum((trainer.data.train.targets[i] != IGNORE_INDEX).sum() for i in indices)))
+    stream.batches = 0
+    trainer._micro_steps()
+    return {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}, counts
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["sft", "lora"])
+def test_gradient_accumulation_weighs_every_trained_token_the_same(tmp_path, lora):
+    # one batch of 8 examples, or the same 8 as 4 micro-batches of 2 with unequal numbers of trained tokens:
+    # a step's loss is the sum over all its trained tokens divided by their count, so the gradients agree
+    whole, _ = _first_step_gradients(tmp_path, "whole", 8, 1, lora)
+    split, counts = _first_step_gradients(tmp_path, "split", 2, 4, lora)
+    assert max(counts) > 1.3 * min(counts), counts  # unequal micro-batches, or the test would prove nothing
+    assert whole.keys() == split.keys() and whole
+    for name in whole:
+        torch.testing.assert_close(split[name], whole[name], atol=1e-6, rtol=1e-5, msg=name)

@@ -11,7 +11,8 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from flows.config import PipelineConfig, load_config
-from flows.registry import UPSTREAM, select_stages, stage_flow
+from flows.plans import upstream_of
+from flows.registry import select_stages, stage_flow
 from flows.report import funnel, funnel_markdown, funnel_png, png_markdown
 
 
@@ -47,7 +48,7 @@ def pipeline_flow(
     outputs: dict[str, str] = {}
     for name in stages:
         kwargs: dict = {"config": cfg, "force": force}
-        upstream = UPSTREAM[name]
+        upstream = upstream_of(cfg, name)
         if upstream is not None:
             # The upstream output when it ran here (a data edge in the run graph), else found by its plan.
             kwargs["input_path"] = outputs.get(upstream)

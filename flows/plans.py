@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from flows.config import PipelineConfig
+from storage.checkpoints import CONFIG_NAME, WEIGHTS_NAME, checkpoint_tokenizer, resolve_checkpoint
 from storage.dataset import DatasetWriter, InputRef, dataset_dir, find_dataset, is_dataset, read_manifest
-from storage.fingerprint import fingerprint, hash_file
+from storage.fingerprint import fingerprint, hash_file, hash_file_once
 from tasks import clean, encode, ingest, kenlm_train, sample, sft_data, tokenizer, training
 from tasks.dedup import bloom, exact, minhash, suffix_array
 from tasks.langid import stage as langid
@@ -31,6 +32,7 @@ DEDUP_METHOD_MODULES = {"exact": exact, "minhash": minhash, "bloom": bloom, "suf
 DEDUP_STAGES = {"exact": "dedup-exact", "minhash": "dedup-minhash", "bloom": "dedup-bloom",
                 "suffix_array": "dedup-suffix-array"}
 CHAT_STAGES = ("sft-data", "sft", "lora")
+PRETRAIN_BASE = "pretrain"  # sft.base / lora.base: fine-tune this pipeline's own pretrain checkpoint
 # Training settings that change how, not what, is trained: left out of a run's fingerprint.
 HOW_NOT_WHAT = ("device", "nproc", "log_interval", "compile")
 
@@ -150,9 +152,52 @@ def langid_training_files(cfg: PipelineConfig) -> list[Path]:
 
 def training_fingerprint_params(params: training.TrainingParams) -> dict:
     fp = params.fingerprint_params()
-    for key in HOW_NOT_WHAT:
+    for key in (*HOW_NOT_WHAT, "base"):  # the base model is an input, fingerprinted by content
         fp.pop(key, None)
     return fp
+
+
+def chat_base(cfg: PipelineConfig) -> str:
+    """What sft and lora fine-tune: 'pretrain' (this pipeline's checkpoint) or the folder of an imported model.
+    lora.base defaults to sft.base; the two must agree, since sft-data encodes the chats with one tokenizer."""
+    sft_base = cfg.sft.base.strip()
+    lora_base = sft_base if cfg.lora.base is None else cfg.lora.base.strip()
+    if not sft_base or not lora_base:
+        raise ValueError("sft.base / lora.base is empty: use 'pretrain' or the folder of an imported model")
+    same = sft_base == lora_base or (PRETRAIN_BASE not in (sft_base, lora_base)
+                                     and Path(sft_base).resolve() == Path(lora_base).resolve())
+    if not same:
+        raise ValueError(f"sft.base ({sft_base!r}) and lora.base ({lora_base!r}) differ: both fine-tune from one "
+                         f"base, because sft-data encodes the chats with that base's tokenizer")
+    return sft_base
+
+
+def external_base(cfg: PipelineConfig) -> Path | None:
+    """The imported checkpoint sft and lora start from, or None when they start from pretrain."""
+    base = chat_base(cfg)
+    if base == PRETRAIN_BASE:
+        return None
+    try:
+        folder = resolve_checkpoint(base)
+    except FileNotFoundError as exc:
+        raise ValueError(f"sft.base: {exc} (import one with: chatlike model import HF_DIR --out DIR)") from None
+    for name in (CONFIG_NAME, WEIGHTS_NAME):
+        if not (folder / name).is_file():
+            raise ValueError(f"sft.base: {folder} has no {name}: not a chatlike checkpoint "
+                             f"(import one with: chatlike model import HF_DIR --out DIR)")
+    return folder
+
+
+def base_tokenizer_ref(base: Path) -> InputRef:
+    try:
+        return raw_ref(checkpoint_tokenizer(base))
+    except (ValueError, FileNotFoundError) as exc:
+        raise ValueError(f"sft.base: {exc}") from None
+
+
+def base_model_refs(base: Path) -> list[InputRef]:
+    """An imported base as inputs: its config and weights, by content."""
+    return [raw_ref(base / CONFIG_NAME), raw_ref(base / WEIGHTS_NAME, hash_file_once(base / WEIGHTS_NAME))]
 
 
 # ----------------------------------------------------------------------------------------------- planner
@@ -201,6 +246,8 @@ class Planner:
 
 def _makes_nothing(cfg: PipelineConfig, stage: str) -> str:
     hint = " (sft-data, sft and lora need sft_data.target_author)" if stage in CHAT_STAGES else ""
+    if stage == "pretrain" and external_base(cfg) is not None:
+        hint = f" (sft and lora fine-tune the imported model {external_base(cfg)}; nothing reads pretrain)"
     return f"'{stage}' makes no dataset under config '{cfg.name}'{hint}"
 
 
@@ -340,7 +387,9 @@ def sft_data_params(cfg: PipelineConfig) -> dict:
 def _sft_data(p: Planner) -> StagePlan | None:
     if not chat_stages_active(p.cfg):
         return None
-    ingest_ref, tok = p.ref("ingest"), p.ref("tokenizer")
+    base = external_base(p.cfg)
+    # the examples are encoded with the tokenizer of the model they will fine-tune
+    ingest_ref, tok = p.ref("ingest"), base_tokenizer_ref(base) if base else p.ref("tokenizer")
     if ingest_ref is None or tok is None:
         return None
     return make_plan(p.cfg.data_root, sft_data.STAGE, sft_data.STAGE_VERSION, sft_data_params(p.cfg),
@@ -350,7 +399,7 @@ def _sft_data(p: Planner) -> StagePlan | None:
 def _pretrain(p: Planner) -> StagePlan | None:
     # The tokenizer a run reads is the one its data was encoded with: an input of encode (and of sft-data).
     tokens = p.ref("encode")
-    if tokens is None:
+    if tokens is None or external_base(p.cfg) is not None:
         return None
     return make_plan(p.cfg.data_root, "pretrain", training.STAGE_VERSION,
                      training_fingerprint_params(p.cfg.pretrain), [tokens])
@@ -360,11 +409,14 @@ def _finetune(stage: str):
     def recipe(p: Planner) -> StagePlan | None:
         if not chat_stages_active(p.cfg):
             return None
-        refs = [p.ref("pretrain"), p.ref("sft-data")]
+        base = external_base(p.cfg)
+        base_refs = base_model_refs(base) if base else [p.ref("pretrain")]
+        refs = [*base_refs, p.ref("sft-data")]
         if any(r is None for r in refs):
             return None
         params = training_fingerprint_params(getattr(p.cfg, stage))
-        return make_plan(p.cfg.data_root, stage, training.STAGE_VERSION, params, refs)
+        return make_plan(p.cfg.data_root, stage, training.STAGE_VERSION, params, refs,
+                         {"base": str(base) if base else refs[0].path})
 
     return recipe
 
@@ -422,6 +474,14 @@ UPSTREAM: dict[str, str | None] = {
 STAGE_NAMES = tuple(UPSTREAM)
 
 
+def upstream_of(cfg: PipelineConfig, stage: str) -> str | None:
+    """The stage whose output the flow of `stage` takes as `input_path` under this config: sft-data reads the
+    messages of ingest (and an imported base's tokenizer) instead of the tokenizer stage's output."""
+    if stage == "sft-data" and chat_stages_active(cfg) and external_base(cfg) is not None:
+        return "ingest"
+    return UPSTREAM[check_stage(stage)]
+
+
 class UnknownStageError(ValueError):
     pass
 
@@ -472,7 +532,7 @@ def planned_output(cfg: PipelineConfig, stage: str) -> tuple[str, bool]:
 
 def upstream_dataset(cfg: PipelineConfig, stage: str) -> str:
     """The existing dataset the flow of `stage` reads when run on its own (its upstream stage's output)."""
-    up = UPSTREAM[check_stage(stage)]
+    up = upstream_of(cfg, stage)
     assert up is not None, f"stage {stage} has no upstream"
     return Planner(cfg).require(up, stage).path
 
@@ -480,7 +540,7 @@ def upstream_dataset(cfg: PipelineConfig, stage: str) -> str:
 def flow_planner(cfg: PipelineConfig, stage: str, input_path: str | os.PathLike | None = None) -> Planner:
     """The planner a stage's flow uses: it reads `input_path` if given, else its upstream stage's planned
     output, which must exist."""
-    up = UPSTREAM[check_stage(stage)]
+    up = upstream_of(cfg, stage)
     if up is None:
         return Planner(cfg)
     return Planner(cfg, {up: input_path or Planner(cfg).require(up, stage).path})

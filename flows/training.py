@@ -16,7 +16,14 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.config import PipelineConfig, load_config
-from flows.plans import MissingInputError, StagePlan, chat_stages_active, flow_planner, planned_output
+from flows.plans import (
+    MissingInputError,
+    StagePlan,
+    chat_stages_active,
+    external_base,
+    flow_planner,
+    planned_output,
+)
 from flows.report import png_markdown
 from flows.stage_runner import publish, up_to_date
 from storage.dataset import dataset_dir, read_manifest
@@ -26,10 +33,13 @@ from tasks.sft_data import build_sft_examples, count_authors
 
 
 def _tokenizer_file(cfg: PipelineConfig, data: str) -> str:
-    """The tokenizer that encoded a dataset (the tokenizer input of encode or sft-data)."""
+    """The tokenizer that encoded a dataset (the tokenizer input of encode or sft-data: the tokenizer stage's, or
+    an imported base model's tokenizer.json)."""
     for ref in read_manifest(data).inputs:
         if ref.stage == "tokenizer":
             return str(dataset_dir(cfg.data_root, "tokenizer", ref.fingerprint) / "tokenizer.json")
+        if ref.stage == "raw" and Path(ref.path).name == "tokenizer.json":
+            return ref.path
     raise ValueError(f"{data}: its manifest names no tokenizer input (not an encode or sft-data dataset)")
 
 
@@ -110,9 +120,12 @@ def _publish_run(cfg: PipelineConfig, plan: StagePlan, w, done: dict, extra_stat
 
 @flow(name="pretrain")
 def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path: str | None = None,
-                  force: bool = False) -> str:
+                  force: bool = False) -> str | None:
     """Pretrain the model on the encoded token shards; returns the run (checkpoints, metrics, loss curve)."""
     cfg = load_config(config)
+    if (base := external_base(cfg)) is not None:
+        get_run_logger().info("pretrain: skipped: sft and lora fine-tune the imported model %s (sft.base)", base)
+        return None
     planner = flow_planner(cfg, "pretrain", input_path)
     plan = planner.plan("pretrain")
     if done := up_to_date(cfg, plan, force):
@@ -158,12 +171,15 @@ def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     plan = planner.plan("sft-data")
     if done := up_to_date(cfg, plan, force):
         return done
-    ingest, tokenizer = plan.input("ingest").path, plan.input("tokenizer").path
+    ingest = plan.input("ingest").path
+    tokenizer = plan.inputs[1].path  # the tokenizer stage's dataset, or an imported base's tokenizer.json
+    if Path(tokenizer).is_dir():
+        tokenizer = os.path.join(tokenizer, "tokenizer.json")
     parts = [str(p) for p in parquet_files(ingest, "messages")]
     if not parts:
         raise ValueError(f"sft-data: the ingest dataset {ingest} holds no WhatsApp messages (no WhatsApp input)")
     with plan.writer() as w:
-        result = build_sft_examples(parts, os.path.join(tokenizer, "tokenizer.json"), cfg.sft_data, str(w.tmp),
+        result = build_sft_examples(parts, tokenizer, cfg.sft_data, str(w.tmp),
                                     clean_rules=cfg.clean.rules if cfg.sft_data.clean else None)
         return publish(cfg, plan, w, result.counts(), result.stats(), force)
 
@@ -187,11 +203,12 @@ def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, 
         _skip_chat_stage(cfg, stage)
         return None
     planner = flow_planner(cfg, stage, input_path=sft_data)
-    planner.require("pretrain", stage)
+    if external_base(cfg) is None:
+        planner.require("pretrain", stage)
     plan = planner.plan(stage)
     if done := up_to_date(cfg, plan, force):
         return done
-    base, sft_data = plan.input("pretrain").path, plan.input("sft-data").path
+    base, sft_data = plan.details["base"], plan.input("sft-data").path
     val = _validation_file(sft_data)
     with plan.writer() as w:
         finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(cfg, sft_data),
@@ -212,8 +229,8 @@ def _evaluation(cfg: PipelineConfig, plan: StagePlan, w, sft_run: Path | None, l
     if sft_run is None:
         sft_path, ok = planned_output(cfg, "sft")
         sft_run = Path(sft_path) if ok else None
-    table = perplexity_table(val, _tokenizer_file(cfg, plan.input("sft-data").path), base=plan.input("pretrain").path, sft=sft_run,
-                             lora=lora_run)
+    table = perplexity_table(val, _tokenizer_file(cfg, plan.input("sft-data").path), base=plan.details["base"],
+                             sft=sft_run, lora=lora_run)
     markdown = w.as_published(table.markdown())
     get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", markdown)
     create_markdown_artifact(key="chat-evaluation", markdown="# Assistant-turn perplexity\n\n" + markdown,

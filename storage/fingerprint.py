@@ -64,6 +64,20 @@ def hash_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+_HASHES: dict[tuple, str] = {}
+
+
+def hash_file_once(path: str | os.PathLike) -> str:
+    """`hash_file`, remembered in this process while the file keeps its size, mtime and inode: for large files
+    (a base model's weights) that are planned many times in one run."""
+    path = Path(path).resolve()
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _HASHES:
+        _HASHES[key] = hash_file(path)
+    return _HASHES[key]
+
+
 def hash_files(paths: Iterable[str | os.PathLike]) -> list[str]:
     """Content hashes of raw input files, in the given order."""
     return [hash_file(Path(p)) for p in paths]

@@ -94,6 +94,8 @@ class SftParams(TrainingParams):
     checkpoint_interval: int = Field(50, ge=1)
     sample_interval: int = Field(50, ge=0)
     sample_prompt: str = "Hey! Are you free on Saturday?"
+    base: str = Field("pretrain", description="What to fine-tune: 'pretrain' (this pipeline's own checkpoint) or "
+                                              "the folder of an imported model (chatlike model import).")
     block_size: int | None = Field(None, ge=8, description="Longest example in tokens; None: the model's block size.")
     train_on: Literal["assistant", "all"] = Field(
         "assistant", description="Loss on the Assistant turns only (their text and end token), or on every token."
@@ -102,6 +104,8 @@ class SftParams(TrainingParams):
 
 class LoraParams(SftParams):
     """LoRA (peft) on the projection layers of a checkpoint; only the adapter trains and is saved."""
+
+    base: str | None = Field(None, description="As sft.base; None: the same base as sft.")  # type: ignore[assignment]
 
     learning_rate: float = Field(1e-3, gt=0)
     min_lr: float = Field(1e-4, ge=0)
@@ -195,7 +199,7 @@ def make_run_config(
         "tokenizer": str(Path(tokenizer_path).resolve()),
         "data": data,
         "init_from": str(Path(init_from).resolve()) if init_from is not None else None,
-        "params": params.model_dump(mode="json"),
+        "params": params.model_dump(mode="json", exclude={"base"}),  # the base is init_from
         "resume": resume,
     }
 

@@ -170,3 +170,61 @@ def test_switched_off_stages_pass_their_input_through(tmp_path):
 def test_planning_needs_no_prefect():
     code = "import sys, flows.plans; assert 'prefect' not in sys.modules, 'flows.plans imported prefect'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def _imported_base(tmp_path: Path) -> Path:
+    """A folder shaped like `chatlike model import`'s output (planning reads only its files' bytes)."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text('{"d_model": 32}', encoding="utf-8")
+    (base / "model.safetensors").write_bytes(b"weights, version 1")
+    (base / "tokenizer.json").write_text('{"model": "v1"}', encoding="utf-8")
+    return base
+
+
+def test_an_imported_base_replaces_tokenizer_encode_and_pretrain_for_the_chat_stages(tmp_path):
+    base = _imported_base(tmp_path)
+    path = _config(tmp_path, sft_data={"target_author": "Sam"}, sft={"base": str(base)})
+    cfg = load_config(path)
+    planner = plans.Planner(cfg)
+    assert planner.plan("pretrain") is None  # nothing reads it
+    assert planner.plan("tokenizer") is not None  # a data stage: still runs when asked
+    assert planner.plan("sft-data").inputs == (planner.plan("ingest").ref, plans.raw_ref(base / "tokenizer.json"))
+    for stage in ("sft", "lora"):  # lora.base follows sft.base
+        plan = planner.plan(stage)
+        assert [i.path for i in plan.inputs] == [str((base / "config.json").resolve()),
+                                                 str((base / "model.safetensors").resolve()),
+                                                 planner.plan("sft-data").path]
+        assert plan.details["base"] == str(base)
+    assert plans.upstream_of(cfg, "sft-data") == "ingest" and plans.upstream_of(cfg, "sft") == "sft-data"
+    with pytest.raises(plans.MissingInputError, match="fine-tune the imported model"):
+        plans.planned_output(cfg, "pretrain")
+
+    # every file of the base is in the fingerprints of what reads it; the base's path is not
+    stages = ("sft-data", "sft", "lora")
+    before = {s: _fp(path, s) for s in stages}
+    (base / "model.safetensors").write_bytes(b"weights, version 2")
+    after_weights = {s: _fp(path, s) for s in stages}
+    assert after_weights["sft-data"] == before["sft-data"]
+    assert after_weights["sft"] != before["sft"] and after_weights["lora"] != before["lora"]
+    (base / "config.json").write_text('{"d_model": 64}', encoding="utf-8")
+    assert _fp(path, "sft") != after_weights["sft"]
+    (base / "tokenizer.json").write_text('{"model": "v2"}', encoding="utf-8")
+    assert all(_fp(path, s) != after_weights[s] for s in stages)
+    fps = {s: _fp(path, s) for s in stages}
+    moved = tmp_path / "moved-base"
+    base.rename(moved)
+    cfg_moved = _config(tmp_path, sft_data={"target_author": "Sam"}, sft={"base": str(moved)})
+    assert {s: _fp(cfg_moved, s) for s in stages} == fps
+
+
+@pytest.mark.parametrize(("sections", "message"), [
+    ({"sft": {"base": "/no/such/model"}}, "sft.base: /no/such/model: no such checkpoint"),
+    ({"sft": {"base": "BASE"}, "lora": {"base": "pretrain"}}, "sft.base .* and lora.base .* differ"),
+])
+def test_a_bad_base_is_a_clear_error(tmp_path, sections, message):
+    base = _imported_base(tmp_path)
+    sections = {k: {kk: str(base) if vv == "BASE" else vv for kk, vv in v.items()} for k, v in sections.items()}
+    cfg = load_config(_config(tmp_path, sft_data={"target_author": "Sam"}, **sections))
+    with pytest.raises(ValueError, match=message):
+        plans.Planner(cfg).plan("sft")

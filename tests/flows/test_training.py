@@ -86,3 +86,58 @@ def test_chat_stages_are_skipped_until_a_target_author_is_named(tmp_path, prefec
     assert planned_ref(loaded, "lora") is None and planned_ref(loaded, "pretrain") is not None
     with pytest.raises(MissingInputError, match="need sft_data.target_author"):
         planned_output(loaded, "sft")
+
+
+def _base_checkpoint(root: Path) -> Path:
+    """A small llama-style base with its own tokenizer, laid out as `chatlike model import` writes one."""
+    import shutil
+
+    import torch
+
+    from model.checkpoint import save_model
+    from model.config import ModelConfig
+    from model.transformer import GPT
+    from storage.checkpoints import write_state
+    from storage.fingerprint import hash_file
+    from tests.support import tiny_world
+
+    base = root / "imported-base"
+    shutil.copy(tiny_world().tokenizer, root / "tokenizer.json")
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=448, block_size=256, n_layers=1, n_heads=2, n_kv_heads=1, d_model=32,
+                      position="rope", norm="rmsnorm", mlp="swiglu", bias=False, tie_embeddings=False)
+    save_model(GPT(cfg), base)
+    shutil.move(root / "tokenizer.json", base / "tokenizer.json")
+    tok = base / "tokenizer.json"
+    write_state(base, {"format": 1, "mode": "imported", "step": 0, "tokens_seen": 0, "config": cfg.to_dict(),
+                       "tokenizer": {"path": str(tok), "sha256": hash_file(tok), "vocab_size": 400}})
+    return base
+
+
+def test_persona_from_an_imported_base_skips_pretrain_and_uses_the_base_tokenizer(tmp_path, prefect_harness):
+    import yaml
+
+    from flows.pipeline import pipeline_flow
+
+    base = _base_checkpoint(tmp_path)
+    cfg = yaml.safe_load((ROOT / "configs" / "persona-from-base.yaml").read_text(encoding="utf-8"))
+    cfg["data_root"] = str(tmp_path / "data")
+    cfg["ingest"]["inputs"] = [{"path": str(ROOT / "examples" / "whatsapp"), "kind": "whatsapp"}]
+    cfg["sft_data"]["block_size"] = 64
+    cfg["sft"] = {**TRAIN, "base": str(base)}
+    cfg["lora"] = {**TRAIN, "rank": 2}
+    path = tmp_path / "persona.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+
+    out = pipeline_flow(config=str(path), only=["ingest", "pretrain", "sft-data", "sft", "lora"])
+    assert out["pretrain"] is None  # asked for, but nothing reads it on this road
+    assert sorted(d.name for d in (tmp_path / "data").iterdir()) == ["ingest", "lora", "runs", "sft", "sft-data"]
+    sft_data = read_manifest(out["sft-data"])
+    assert [i.path for i in sft_data.inputs if i.stage == "raw"] == [str((base / "tokenizer.json").resolve())]
+    for stage in ("sft", "lora"):
+        manifest = read_manifest(out[stage])
+        assert {i.stage for i in manifest.inputs} == {"raw", "sft-data"}
+        state = json.loads((Path(out[stage]) / "step-000006" / "state.json").read_text())
+        assert state["init_from"] == str(base.resolve())
+        assert state["tokenizer"]["path"] == str((base / "tokenizer.json").resolve())
+    assert set(read_manifest(out["lora"]).stats["assistant_perplexity"]) == {"base", "sft", "lora"}

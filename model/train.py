@@ -159,7 +159,8 @@ class TrainSettings:
 
     def lora_signature(self) -> dict:
         return {"rank": self.rank, "alpha": self.alpha, "dropout": self.dropout,
-                "target_modules": list(self.target_modules)}
+                "target_modules": list(self.target_modules), "quantize": self.quantize,
+                "paged_optimizer": self.paged_optimizer}
 
 
 @dataclass
@@ -197,6 +198,9 @@ class RunConfig:
             raise ValueError("run.json data: no 'train' data")
         if data["mode"] != "pretrain" and not data.get("init_from"):
             raise ValueError(f"run.json: a {data['mode']} run needs init_from (the checkpoint to fine-tune)")
+        if data["mode"] != "lora" and (data.get("params") or {}).get("quantize", "none") != "none":
+            raise ValueError(f"run.json params: quantize applies to lora runs (QLoRA); a {data['mode']} run trains "
+                             f"every weight, which must stay in full precision")
         return cls(
             mode=data["mode"], run_dir=Path(data["run_dir"]), tokenizer=Path(data["tokenizer"]),
             train_data=d["train"], val_data=d.get("val"), vocab_size=d.get("vocab_size"),
@@ -438,6 +442,7 @@ class Trainer:
                 "world_size": d.world_size,
                 "tokenizer": self.tok_info,
                 "init_from": str(self.run.init_from) if self.run.init_from else None,
+                **({"quantize": self.s.quantize} if self.run.mode == "lora" else {}),
                 "base_model_sha256": self.base_sha,
                 "train_loss": self.last_loss,
                 "val_loss": self.last_val,
@@ -504,12 +509,12 @@ class Trainer:
             self.data = ChatBatches(run.train_data, run.val_data, self.tokenizer, block + 1, s.batch_size, s.seed,
                                     s.train_on, d, block if self.compile else None)
 
+        self.quantized: dict = {}  # QLoRA: what quantizing the base did, for the start line
         self.model = self._build_model(cfg, base, self.resume)
         self.gpt = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model  # peft
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.names = {id(p): n for n, p in self.model.named_parameters()}
-        self.optimizer = torch.optim.AdamW(_trainable_groups(self.model, s.weight_decay), lr=s.learning_rate,
-                                           betas=(s.beta1, s.beta2), fused=self.device.type == "cuda" or None)
+        self.optimizer = self._make_optimizer()
         self.step, self.tokens_seen, self.last_loss, self.last_val = 0, 0, None, None
         if self.resume is not None:
             self._restore(self.resume)
@@ -525,7 +530,7 @@ class Trainer:
         self.metrics.emit(
             "start", mode=run.mode, step=self.step, max_steps=s.max_steps, run_dir=str(self.run_dir),
             resumed_from=str(self.resume) if self.resume else None,
-            parameters=sum(p.numel() for p in self.model.parameters()),
+            parameters=sum(p.numel() for p in self.model.parameters()), **self.quantized,
             trainable=sum(p.numel() for p in self.params), device=str(self.device),
             dtype=str(self.amp_dtype or torch.float32).replace("torch.", ""), compile=self.compile,
             world_size=d.world_size, block_size=block, batch_tokens=s.batch_size * block * s.grad_accum * d.world_size,
@@ -537,6 +542,10 @@ class Trainer:
         """Optimizer, data position, RNG and counters from a checkpoint of this run."""
         state = read_state(checkpoint) or {}
         load_optimizer(self.optimizer, self.names, checkpoint)
+        if self.s.paged_optimizer:
+            from model.qlora import restore_paged_state
+
+            restore_paged_state(self.optimizer)
         self.data.load_state_dict(state["data"], self.d.rank)
         rngs = state["rng"]
         if len(rngs) != self.d.world_size:
@@ -603,10 +612,34 @@ class Trainer:
         else:
             from model.lora import apply_lora, load_adapter_weights
 
-            model = apply_lora(load_model(base), self.s.rank, self.s.alpha, self.s.dropout, self.s.target_modules)
+            s = self.s
+            if s.quantize == "nf4":
+                from model.qlora import apply_qlora
+
+                model, report = apply_qlora(load_model(base), s.rank, s.alpha, s.dropout, s.target_modules,
+                                            self.device, self.amp_dtype or torch.float32)
+                self.quantized = {"quantize": "nf4", "quantized_layers": report.layers,
+                                  "base_weight_bytes": report.weights_before,
+                                  "quantized_weight_bytes": report.weights_after}
+            else:
+                model = apply_lora(load_model(base), s.rank, s.alpha, s.dropout, s.target_modules)
             if resume is not None:
                 load_adapter_weights(model, resume)
         return model.to(self.device).train()
+
+    def _make_optimizer(self) -> torch.optim.Optimizer:
+        """AdamW over the trainable parameters (fused on CUDA), or bitsandbytes' paged AdamW when asked."""
+        s = self.s
+        groups = _trainable_groups(self.model, s.weight_decay)
+        if s.paged_optimizer:
+            from model.qlora import paged_adamw
+
+            if self.device.type != "cuda":
+                log.info("paged_optimizer: paging needs CUDA; on %s bitsandbytes' PagedAdamW runs unpaged",
+                         self.device)
+            return paged_adamw(groups, s.learning_rate, (s.beta1, s.beta2))
+        return torch.optim.AdamW(groups, lr=s.learning_rate, betas=(s.beta1, s.beta2),
+                                 fused=self.device.type == "cuda" or None)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 Imports torch (and storage); never Prefect, so training runs under torchrun on its own.
 """
 
+import logging
+
 from model.checkpoint import load_model, save_model
 from model.config import (
     ModelConfig,
@@ -14,6 +16,10 @@ from model.config import (
 )
 from model.generate import generate, sample_next_token
 from model.transformer import GPT, InferenceCache, ModelOutput
+
+# peft imports bitsandbytes (QLoRA, model/qlora.py), which on a CPU with AVX512-BF16 logs at import that it could not
+# fetch an optional inference kernel from the Hugging Face Hub: a path model/qlora.py turns off; nothing downloads.
+logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
 
 __all__ = [
     "GPT", "InferenceCache", "ModelConfig", "ModelOutput", "count_parameters", "device_peak_flops",

@@ -14,13 +14,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
-from peft import PeftModel
 
 from model.lora import apply_lora, lora_targets
 from model.transformer import GPT
+
+if TYPE_CHECKING:
+    from peft import PeftModel
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# Test-only extras (not for `make demo`): llama-cpp-python, built from source once, runs exported GGUF files.
+TEST_STAMP := $(VENV)/.chatlike-test-installed
+
+$(TEST_STAMP): $(STAMP) pyproject.toml scripts/setup_test.sh
+	bash scripts/setup_test.sh
+	@touch $(TEST_STAMP)
+
+test: $(TEST_STAMP)
+
 # Unit and flow tests only; CI runs everything, including the slow end-to-end tests.
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)

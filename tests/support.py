@@ -107,3 +107,57 @@ def pretrained_checkpoint() -> Path:
     params = quiet_params(PretrainParams, max_steps=30, checkpoint_interval=30, learning_rate=3e-3, min_lr=3e-4)
     result = train(run_config("pretrain", run_dir, params))
     return Path(result.checkpoint)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# tiny Hugging Face base models (model/hf.py, `chatlike model import`)
+
+HF_TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+               num_key_value_heads=2, max_position_embeddings=64)
+HF_TEXTS = ["Hello there, how are you doing today? See you at 10am.", "Are you free on Saturday? We could go out.",
+            "wach nta mzyan? sa7a 3lach 2day", "On mange chez moi vers 20h, apporte du pain."] * 10
+
+
+def hf_tokenizer(special_tokens: tuple[str, ...] = ("<s>", "</s>"), vocab_size: int = 300):
+    """A base model's byte-level BPE: its own special tokens, and of the chat format's only those named."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens), show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(HF_TEXTS, trainer)
+    return tok
+
+
+@dataclass(frozen=True)
+class HfBase:
+    folder: Path
+    model: object  # the transformers model, in eval mode
+    vocab: int  # ids of its tokenizer: the logit columns both models share
+
+
+def save_hf_base(folder: Path, architecture: str = "LlamaForCausalLM", *, special_tokens=("<s>", "</s>"),
+                 vocab_size: int | None = None, shard: bool = False, seed: int = 0, **config) -> HfBase:
+    """A random 2-layer `architecture` saved with `save_pretrained` (sharded with an index file if `shard`) beside
+    its tokenizer.json. vocab_size defaults to the tokenizer's ids; norms and biases get random values too, so a
+    misplaced one shows in the logits."""
+    import torch
+    import transformers
+
+    tok = hf_tokenizer(special_tokens)
+    vocab = tok.get_vocab_size()
+    config_class = {"LlamaForCausalLM": transformers.LlamaConfig, "Qwen2ForCausalLM": transformers.Qwen2Config,
+                    "MistralForCausalLM": transformers.MistralConfig}[architecture]
+    hf_config = config_class(**{**HF_TINY, "vocab_size": vocab_size or vocab, "bos_token_id": None,
+                                "eos_token_id": None, "pad_token_id": None, **config})
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture)(hf_config).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".bias") or "norm" in name:
+                p.add_(torch.randn_like(p) * 0.1)
+    model.save_pretrained(folder, max_shard_size="100KB" if shard else "1GB")
+    tok.save(str(folder / "tokenizer.json"))
+    return HfBase(folder, model, vocab)

@@ -25,7 +25,7 @@ def chat(
     checkpoint: Path = typer.Option(..., "--checkpoint", help="A checkpoint folder, or a run folder (its latest)."),
     adapter: Path | None = typer.Option(None, "--adapter", help="A LoRA adapter (or LoRA run folder) for it."),
     tokenizer: Path | None = typer.Option(
-        None, "--tokenizer", help="tokenizer.json; default: the one recorded in the checkpoint's state.json."
+        None, "--tokenizer", help="tokenizer.json; default: the checkpoint's own, else the one its state.json records."
     ),
     temperature: float = typer.Option(0.8, "--temperature", help="0 is greedy."),
     top_k: int = typer.Option(50, "--top-k", help="Sample among the k most likely tokens (0: all)."),

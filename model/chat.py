@@ -113,13 +113,17 @@ def load_chat(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None =
               tokenizer: str | os.PathLike | None = None, device: str = "auto",
               options: SamplingOptions | None = None) -> tuple[ChatSession, dict]:
     """A ChatSession on a checkpoint (or run folder), optionally with a LoRA adapter merged in. The tokenizer
-    defaults to the one recorded in the checkpoint's state.json. Returns the session and what was loaded."""
+    defaults to the checkpoint's own (see `recorded_tokenizer`). Returns the session and what was loaded."""
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     model, info = load_for_inference(checkpoint, adapter, device)
-    tok_path = tokenizer or recorded_tokenizer(info)
+    try:
+        tok_path = tokenizer or recorded_tokenizer(info)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{exc}; pass --tokenizer") from exc
     if tok_path is None:
-        raise ValueError(f"{info['checkpoint']} records no tokenizer (no state.json); pass --tokenizer")
+        raise ValueError(f"{info['checkpoint']} has no tokenizer.json and records none (no state.json); "
+                         f"pass --tokenizer")
     if not Path(tok_path).exists():
         raise FileNotFoundError(f"tokenizer {tok_path} (recorded in the checkpoint) is gone; pass --tokenizer")
     tok, tok_file = load_tokenizer(tok_path), tokenizer_file(tok_path)

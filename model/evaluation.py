@@ -17,7 +17,13 @@ from model.checkpoint import load_model
 from model.sft import SftExamples, assistant_loss
 from model.transformer import GPT
 from storage.chat_format import load_tokenizer
-from storage.checkpoints import WEIGHTS_NAME, is_adapter_dir, read_state, resolve_checkpoint
+from storage.checkpoints import (
+    WEIGHTS_NAME,
+    checkpoint_tokenizer,
+    is_adapter_dir,
+    read_state,
+    resolve_checkpoint,
+)
 
 
 def load_for_inference(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None = None,
@@ -43,12 +49,17 @@ def load_for_inference(checkpoint: str | os.PathLike, adapter: str | os.PathLike
 
 
 def recorded_tokenizer(info: dict) -> str | None:
-    """The tokenizer path recorded by training (adapter's first, then the checkpoint's), if any."""
-    for state in (info.get("adapter_state") or {}, info.get("state") or {}):
-        path = (state.get("tokenizer") or {}).get("path")
-        if path:
-            return path
-    return None
+    """The tokenizer a loaded model works with (`info` from `load_for_inference`): the one its adapter's training
+    recorded, else the checkpoint's own `tokenizer.json` (an imported base carries one), else the one the
+    checkpoint's state.json records; None when there is none. A recorded tokenizer that is gone raises
+    FileNotFoundError."""
+    adapter_path = ((info.get("adapter_state") or {}).get("tokenizer") or {}).get("path")
+    if adapter_path:
+        return adapter_path
+    try:
+        return str(checkpoint_tokenizer(info["checkpoint"]))
+    except ValueError:  # neither inside nor recorded
+        return None
 
 
 def _as_tokenizer(tokenizer: Any) -> Any:

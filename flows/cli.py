@@ -237,11 +237,13 @@ app.add_typer(commoncrawl_app, name="commoncrawl")
 def _mount_subcommands() -> None:
     from flows.cli_chat import chat_app
     from flows.cli_langid import langid_app
+    from flows.cli_model import model_app
     from flows.cli_whatsapp import whatsapp_app
 
     app.add_typer(whatsapp_app, name="whatsapp", help="Inspect WhatsApp exports.")
     app.add_typer(chat_app, name="chat", help="Chat with a trained checkpoint (optionally with a LoRA adapter).")
     app.add_typer(langid_app, name="langid", help="Train an own fastText language model; predict languages.")
+    app.add_typer(model_app, name="model", help="Import a Hugging Face base model; export to Hugging Face or GGUF.")
 
 
 _mount_subcommands()

@@ -32,7 +32,7 @@ from model.checkpoint import load_config
 from model.config import ModelConfig
 from model.transformer import scale_rope_frequencies
 from storage.atomic import write_atomic
-from storage.chat_format import ASSISTANT, BOS, EOT, PAD, SEP, USER
+from storage.chat_format import BOS, EOT, JINJA_CHAT_TEMPLATE, PAD, SEP
 from storage.checkpoints import WEIGHTS_NAME, checkpoint_tokenizer, is_adapter_dir, resolve_checkpoint
 
 log = logging.getLogger(__name__)
@@ -54,14 +54,8 @@ QUANTIZATIONS = {
 }
 
 # The chat format of storage.chat_format as a Jinja template (llama.cpp's --jinja, and any runtime that reads
-# tokenizer.chat_template). Our format knows two roles; a system message is given as a User turn.
-CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
-    "{{- '" + BOS + "' + ('" + ASSISTANT + "' if message['role'] == 'assistant' else '" + USER + "')"
-    " + '" + SEP + "' + message['content'] + '" + EOT + "' -}}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '" + BOS + ASSISTANT + SEP + "' -}}{%- endif -%}"
-)
+# tokenizer.chat_template); it knows the roles user and assistant only.
+CHAT_TEMPLATE = JINJA_CHAT_TEMPLATE
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from storage.chat_format import (
     ASSISTANT,
     BOS,
     EOT,
+    JINJA_CHAT_TEMPLATE,
     PAD,
     SEP,
     SPECIAL_TOKENS,
@@ -76,16 +77,7 @@ _MISTRAL_DEFAULT_WINDOW = 4096
 
 # The chat format of storage/chat_format.py as a Jinja template: each message is <|startoftext|> + role +
 # <|separator|> + content + <|endoftext|>; the generation prompt is an open Assistant header.
-CHAT_TEMPLATE = "".join([
-    "{%- for message in messages -%}",
-    f"{{%- if message['role'] == 'user' -%}}{{%- set role = '{USER}' -%}}",
-    f"{{%- elif message['role'] == 'assistant' -%}}{{%- set role = '{ASSISTANT}' -%}}",
-    "{%- else -%}{{ raise_exception(\"chatlike's chat format has the roles 'user' and 'assistant', not '\" "
-    "+ message['role'] + \"'\") }}{%- endif -%}",
-    f"{{{{ '{BOS}' + role + '{SEP}' + message['content'] + '{EOT}' }}}}",
-    "{%- endfor -%}",
-    f"{{%- if add_generation_prompt -%}}{{{{ '{BOS}{ASSISTANT}{SEP}' }}}}{{%- endif -%}}",
-])
+CHAT_TEMPLATE = JINJA_CHAT_TEMPLATE  # the chat format as transformers renders it
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -57,6 +57,21 @@ def load_tokenizer(path: str | os.PathLike) -> Tokenizer:
     return tok
 
 
+# The same format as a Jinja chat template, for the tools that run an exported model (transformers'
+# `apply_chat_template`, llama.cpp, the GGUF `tokenizer.chat_template`): roles "user" and "assistant" become
+# "User" and "Assistant"; any other role is an error rather than a silent relabelling.
+JINJA_CHAT_TEMPLATE = "".join([
+    "{%- for message in messages -%}",
+    f"{{%- if message['role'] == 'user' -%}}{{%- set role = '{USER}' -%}}",
+    f"{{%- elif message['role'] == 'assistant' -%}}{{%- set role = '{ASSISTANT}' -%}}",
+    "{%- else -%}{{ raise_exception(\"chatlike's chat format has the roles 'user' and 'assistant', not '\" "
+    "+ message['role'] + \"'\") }}{%- endif -%}",
+    f"{{{{ '{BOS}' + role + '{SEP}' + message['content'] + '{EOT}' }}}}",
+    "{%- endfor -%}",
+    f"{{%- if add_generation_prompt -%}}{{{{ '{BOS}{ASSISTANT}{SEP}' }}}}{{%- endif -%}}",
+])
+
+
 # ------------------------------------------------------------------------------------------------------------
 # turns
 
@@ -134,7 +149,7 @@ def assistant_prompt(tokenizer: Any, turns: Iterable[Mapping[str, str] | Sequenc
 
 
 __all__ = [
-    "ASSISTANT", "BOS", "EOT", "PAD", "ROLES", "SEP", "SPECIAL_TOKENS", "TOKENIZER_FILE", "TRAIN_ON", "USER",
+    "ASSISTANT", "BOS", "EOT", "JINJA_CHAT_TEMPLATE", "PAD", "ROLES", "SEP", "SPECIAL_TOKENS", "TOKENIZER_FILE", "TRAIN_ON", "USER",
     "ChatTokens", "assistant_prompt", "encode_example", "encode_turn", "format_turns", "load_tokenizer",
     "tokenizer_file", "turn_header",
 ]

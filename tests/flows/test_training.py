@@ -89,29 +89,13 @@ def test_chat_stages_are_skipped_until_a_target_author_is_named(tmp_path, prefec
 
 
 def _base_checkpoint(root: Path) -> Path:
-    """A small llama-style base with its own tokenizer, laid out as `chatlike model import` writes one."""
-    import shutil
+    """A random small Llama saved by transformers, imported as `chatlike model import` does."""
+    from model.hf import import_hf
+    from tests.support import save_hf_base
 
-    import torch
-
-    from model.checkpoint import save_model
-    from model.config import ModelConfig
-    from model.transformer import GPT
-    from storage.checkpoints import write_state
-    from storage.fingerprint import hash_file
-    from tests.support import tiny_world
-
-    base = root / "imported-base"
-    shutil.copy(tiny_world().tokenizer, root / "tokenizer.json")
-    torch.manual_seed(0)
-    cfg = ModelConfig(vocab_size=448, block_size=256, n_layers=1, n_heads=2, n_kv_heads=1, d_model=32,
-                      position="rope", norm="rmsnorm", mlp="swiglu", bias=False, tie_embeddings=False)
-    save_model(GPT(cfg), base)
-    shutil.move(root / "tokenizer.json", base / "tokenizer.json")
-    tok = base / "tokenizer.json"
-    write_state(base, {"format": 1, "mode": "imported", "step": 0, "tokens_seen": 0, "config": cfg.to_dict(),
-                       "tokenizer": {"path": str(tok), "sha256": hash_file(tok), "vocab_size": 400}})
-    return base
+    (root / "hf").mkdir()
+    save_hf_base(root / "hf", "LlamaForCausalLM", tie_word_embeddings=False)
+    return import_hf(root / "hf", root / "imported-base")
 
 
 def test_persona_from_an_imported_base_skips_pretrain_and_uses_the_base_tokenizer(tmp_path, prefect_harness):

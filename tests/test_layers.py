@@ -20,7 +20,8 @@ ALLOWED = {
     "storage": {"numpy", "pyarrow", "tokenizers"},
     "tasks": {"storage", "numpy", "pyarrow", "tokenizers", "pydantic", "xxhash", "datasketch", "pybloom_live",
               "pydivsufsort", "fasttext", "kenlm", "fastwarc", "resiliparse"},
-    "model": {"storage", "torch", "numpy", "safetensors", "peft", "matplotlib", "tokenizers", "transformers", "gguf"},
+    "model": {"storage", "torch", "numpy", "safetensors", "peft", "matplotlib", "tokenizers", "transformers", "gguf",
+              "bitsandbytes"},
     "flows": {"storage", "tasks", "model", "prefect", "prefect_dask", "pydantic", "yaml", "typer", "rich",
               "matplotlib"},
 }

@@ -67,6 +67,10 @@ class TrainingParams(StrictModel):
     compile: Compile = Field("auto", description="torch.compile; auto: on a GPU, never on CPU.")
     nproc: int = Field(1, ge=1, description="Processes (GPUs) for torchrun; 1 runs a plain process.")
 
+    def run_params(self) -> dict:
+        """The `params` of run.json: every setting the trainer reads (the base model is run.json's init_from)."""
+        return self.model_dump(mode="json", exclude={"base"})
+
     @model_validator(mode="after")
     def _min_lr_below_peak(self) -> TrainingParams:
         if self.min_lr > self.learning_rate:
@@ -199,7 +203,7 @@ def make_run_config(
         "tokenizer": str(Path(tokenizer_path).resolve()),
         "data": data,
         "init_from": str(Path(init_from).resolve()) if init_from is not None else None,
-        "params": params.model_dump(mode="json", exclude={"base"}),  # the base is init_from
+        "params": params.run_params(),
         "resume": resume,
     }
 

@@ -12,7 +12,7 @@ def test_params_models_match_the_trainer_settings():
 
     fields = {f.name: f.default for f in dataclasses.fields(TrainSettings)}
     for cls in (PretrainParams, SftParams, LoraParams):
-        dumped = cls().model_dump(mode="json")
+        dumped = cls().run_params()
         assert set(dumped) <= set(fields), f"{cls.__name__} has fields the trainer does not know"
         TrainSettings.from_dict(dumped)
 

@@ -77,6 +77,7 @@ from storage.checkpoints import (
     CheckpointMismatch,
     config_difference,
     latest_checkpoint,
+    mark_best,
     new_checkpoint_folder,
     publish_checkpoint,
     read_state,
@@ -123,6 +124,7 @@ class TrainSettings:
     sample_interval: int = 100
     sample_prompt: str = ""
     sample_tokens: int = 48
+    early_stop_patience: int = 0
     seed: int = 1337
     device: str = "auto"
     dtype: str = "auto"
@@ -333,6 +335,8 @@ class Trainer:
         self.t_start = time.perf_counter()
         end = s.max_steps if stop_at is None else min(stop_at, s.max_steps)
         self._setup(end)
+        if self.early_stopped:  # a run that stopped early is finished
+            end = self.step
         while self.step < end:
             t0 = time.perf_counter()
             if self.moe and not self.clock.window_open:  # a new logging window: count only its training tokens
@@ -352,12 +356,16 @@ class Trainer:
                 self._log_step(loss, tokens, t0, lr, grad_norm)
             else:
                 self.clock.add(tokens, time.perf_counter() - t0)
-            if d.main and ((s.eval_interval and self.step % s.eval_interval == 0) or final):
-                self._evaluate()
+            improved = False
+            if (s.eval_interval and self.step % s.eval_interval == 0) or final:
+                improved = self._evaluate()
             if d.main and s.sample_interval and (self.step % s.sample_interval == 0 or final):
                 self.metrics.emit("sample", step=self.step, prompt=s.sample_prompt, text=self._sample())
-            if self.step % s.checkpoint_interval == 0 or final:
+            best_so_far = improved and s.early_stop_patience > 0  # kept on disk: it may be what the run hands on
+            if self.step % s.checkpoint_interval == 0 or final or best_so_far or self.early_stopped:
                 self._save()
+            if self.early_stopped:
+                break
         return self._finish()
 
     def _micro_steps(self) -> tuple[torch.Tensor, int]:
@@ -396,11 +404,30 @@ class Trainer:
                           mfu=round(util, 4) if util is not None else None, tokens_seen=self.tokens_seen,
                           elapsed_s=round(time.perf_counter() - self.t_start, 3), **experts)
 
-    def _evaluate(self) -> None:
-        val = self.data.evaluate(self.model, self.device, self.amp_dtype, self.s.eval_batches)
-        if val is not None:
-            self.last_val = val
-            self.metrics.emit("eval", step=self.step, val_loss=round(val, 6), val_ppl=round(math.exp(min(val, 50)), 3))
+    def _evaluate(self) -> bool:
+        """The validation loss (computed on rank 0, known to every rank); whether it is the best so far. With
+        early stopping, the run ends once it has not improved for `early_stop_patience` evaluations."""
+        val = None
+        if self.d.main:
+            val = self.data.evaluate(self.model, self.device, self.amp_dtype, self.s.eval_batches)
+            if val is not None:
+                self.metrics.emit("eval", step=self.step, val_loss=round(val, 6),
+                                  val_ppl=round(math.exp(min(val, 50)), 3))
+        val = self.d.gather(val)[0]  # every rank takes the same decision
+        if val is None:
+            return False
+        self.last_val = val
+        improved = self.best_val is None or val < self.best_val
+        if improved:
+            self.best_val, self.best_step, self.evals_since_best = val, self.step, 0
+        else:
+            self.evals_since_best += 1
+        patience = self.s.early_stop_patience
+        self.early_stopped = bool(patience) and self.evals_since_best >= patience
+        if self.early_stopped and self.d.main:
+            self.metrics.emit("early_stop", step=self.step, best_step=self.best_step,
+                              best_val_loss=round(self.best_val, 6))
+        return improved
 
     def _sample(self) -> str:
         """A short generation for the log, from its own generator so the training RNG stream is untouched."""
@@ -446,16 +473,20 @@ class Trainer:
                 "base_model_sha256": self.base_sha,
                 "train_loss": self.last_loss,
                 "val_loss": self.last_val,
+                "best": {"step": self.best_step, "val_loss": self.best_val, "evals_since": self.evals_since_best},
+                "early_stopped": self.early_stopped,
                 "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             })
             path = publish_checkpoint(self.run_dir, self.step, tmp, self.s.keep_last)
+            if self.s.early_stop_patience and self.best_step == self.step:
+                mark_best(self.run_dir, path)  # what the run hands on: its best checkpoint, not its last
         d.barrier()
         if d.main:
             self.metrics.emit("checkpoint", step=self.step, path=str(path))
 
     def _finish(self) -> TrainResult:
         d = self.d
-        checkpoint = latest_checkpoint(self.run_dir)
+        checkpoint = resolve_checkpoint(self.run_dir)  # the best one when early stopping marked it
         seconds = time.perf_counter() - self.t_start
         tps = self.clock.overall()
         plot = None
@@ -516,6 +547,7 @@ class Trainer:
         self.names = {id(p): n for n, p in self.model.named_parameters()}
         self.optimizer = self._make_optimizer()
         self.step, self.tokens_seen, self.last_loss, self.last_val = 0, 0, None, None
+        self.best_val, self.best_step, self.evals_since_best, self.early_stopped = None, None, 0, False
         if self.resume is not None:
             self._restore(self.resume)
         self.base_sha = weights_sha256(base) if base is not None else None
@@ -553,6 +585,9 @@ class Trainer:
                                      f"with the same number, not {self.d.world_size}")
         set_rng_state(rngs[self.d.rank], self.device)
         self.step, self.tokens_seen, self.last_val = state["step"], state["tokens_seen"], state.get("val_loss")
+        best = state.get("best") or {}
+        self.best_val, self.best_step = best.get("val_loss"), best.get("step")
+        self.evals_since_best, self.early_stopped = best.get("evals_since", 0), bool(state.get("early_stopped"))
 
     def _resume_point(self) -> Path | None:
         ckpt = latest_checkpoint(self.run_dir)

@@ -23,6 +23,7 @@ from storage.fingerprint import hash_file
 STEP_PREFIX = "step-"
 STEP_RE = re.compile(r"^step-(\d+)$")
 LATEST = "latest"
+BEST = "best"  # written by early stopping: the checkpoint with the lowest validation loss
 TMP_PREFIX = ".tmp-"
 STATE_NAME = "state.json"
 STATE_FORMAT = 1
@@ -73,14 +74,28 @@ def latest_checkpoint(run_dir: str | os.PathLike) -> Path | None:
     return max(candidates)[1] if candidates else None
 
 
+def best_checkpoint(run_dir: str | os.PathLike) -> Path | None:
+    """The checkpoint the `best` pointer names (a run with early stopping), if it is complete."""
+    pointer = Path(run_dir) / BEST
+    if not pointer.is_file():
+        return None
+    target = Path(run_dir) / pointer.read_text(encoding="utf-8").strip()
+    return target if STEP_RE.match(target.name) and (target / STATE_NAME).is_file() else None
+
+
+def mark_best(run_dir: str | os.PathLike, checkpoint: Path) -> None:
+    write_text_atomic(Path(run_dir) / BEST, checkpoint.name + "\n")
+
+
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
-    """A checkpoint folder itself, or the `latest` checkpoint of a run folder."""
+    """A checkpoint folder itself, or what a run folder hands on: its best checkpoint when early stopping marked
+    one, else its latest."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such checkpoint or run folder")
     if (path / WEIGHTS_NAME).is_file() or is_adapter_dir(path):
         return path
-    found = latest_checkpoint(path)
+    found = best_checkpoint(path) or latest_checkpoint(path)
     if found is None:
         raise FileNotFoundError(f"{path}: not a checkpoint (no {WEIGHTS_NAME} or adapter) and no complete "
                                 f"checkpoint inside")
@@ -154,11 +169,13 @@ def replace_folder(tmp: Path, final: Path) -> Path:
 
 
 def publish_checkpoint(run_dir: Path, step: int, tmp: Path, keep_last: int) -> Path:
-    """Rename a fully written temporary folder to step-NNNNNN, point `latest` at it, prune old ones."""
+    """Rename a fully written temporary folder to step-NNNNNN, point `latest` at it, prune old ones (never the
+    best one)."""
     final = replace_folder(tmp, run_dir / checkpoint_name(step))  # a resumed run may save a step again
     write_text_atomic(run_dir / LATEST, final.name + "\n")
+    best = best_checkpoint(run_dir)
     for _, old in list_checkpoints(run_dir)[:-keep_last]:
-        if old != final:
+        if old not in (final, best):
             shutil.rmtree(old, ignore_errors=True)
     return final
 

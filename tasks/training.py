@@ -61,6 +61,9 @@ class TrainingParams(StrictModel):
     sample_interval: int = Field(100, ge=0, description="Steps between sample generations in the log (0: off).")
     sample_prompt: str = Field("", description="Text to continue (pretrain) or User message (sft, lora).")
     sample_tokens: int = Field(48, ge=1)
+    early_stop_patience: int = Field(
+        0, ge=0, description="Stop once the validation loss has not improved for this many evaluations, and hand on "
+                             "the best checkpoint (0: off, train max_steps and hand on the last).")
     seed: int = 1337
     device: Device = "auto"
     dtype: DType = Field("auto", description="auto: bfloat16 autocast on a GPU that has it, float32 on CPU.")

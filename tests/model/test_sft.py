@@ -196,3 +196,31 @@ def test_gradient_accumulation_weighs_every_trained_token_the_same(tmp_path, lor
     assert whole.keys() == split.keys() and whole
     for name in whole:
         torch.testing.assert_close(split[name], whole[name], atol=1e-6, rtol=1e-5, msg=name)
+
+
+def test_early_stopping_hands_on_the_best_checkpoint_and_stays_stopped(tmp_path):
+    import json
+
+    from storage.checkpoints import BEST, list_checkpoints, resolve_checkpoint
+
+    # a learning rate far too high for this tiny model: the held-out loss soon stops improving
+    params = quiet_params(SftParams, max_steps=60, eval_interval=2, eval_batches=4, early_stop_patience=3,
+                          keep_last=1, checkpoint_interval=50, learning_rate=3e-2, min_lr=3e-2, warmup_steps=0)
+    run = run_config("sft", tmp_path / "run", params, pretrained_checkpoint())
+    result = train(run)
+    events = [json.loads(line) for line in open(result.metrics_path)]
+    evals = [(e["step"], e["val_loss"]) for e in events if e["event"] == "eval"]
+    stop = next(e for e in events if e["event"] == "early_stop")
+    best_step, best_val = min(evals, key=lambda sv: sv[1])
+
+    assert result.step == stop["step"] < 60  # stopped early...
+    assert [s for s, _ in evals][-3:] == [stop["step"] - 4, stop["step"] - 2, stop["step"]]
+    assert all(v >= best_val for _, v in evals[-3:])  # ...after three evaluations without a better loss
+    assert stop["best_step"] == best_step
+    best = resolve_checkpoint(tmp_path / "run")
+    assert best.name == f"step-{best_step:06d}" == (tmp_path / "run" / BEST).read_text().strip()
+    assert result.checkpoint == str(best)
+    assert {p.name for _, p in list_checkpoints(tmp_path / "run")} == {best.name, f"step-{stop['step']:06d}"}
+
+    again = train(run)  # a stopped run is finished: nothing more to train
+    assert again.step == result.step and again.checkpoint == str(best)

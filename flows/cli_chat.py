@@ -4,7 +4,8 @@
 
 Interactive by default: replies are printed as they are sampled, and lines starting with `/` are commands
 (`/help` lists them; Ctrl-C stops a reply, `/quit` or Ctrl-D leaves). `--once` prints one reply and exits, for
-scripts. Errors are one line on stderr and exit code 2.
+scripts. `--web` serves the same chat as a page in the browser instead (flows/chat_web.py). Errors are one line on
+stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -106,6 +107,12 @@ def chat(
     max_new_tokens: int = typer.Option(128, "--max-new-tokens", help="Longest reply in tokens."),
     seed: int | None = typer.Option(None, "--seed", help="Fix the sampling for reproducible replies."),
     once: str | None = typer.Option(None, "--once", help="Reply to this one message and exit."),
+    web: bool = typer.Option(False, "--web", help="Chat in the browser instead: serve the chat page (Ctrl-C stops)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="With --web: the interface to listen on (not loopback: a "
+                             "warning, anyone who reaches it can chat)."),
+    port: int = typer.Option(8765, "--port", help="With --web: the port to listen on (0: any free one)."),
+    name: str | None = typer.Option(None, "--name", help="With --web: the name shown for the model; default: the "
+                                    "person it was fine-tuned on (from its lineage), else Assistant."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     dtype: str = typer.Option(
         "auto", "--dtype", help="auto (bfloat16 on a CUDA device that supports it, else float32), float32, "
@@ -115,6 +122,8 @@ def chat(
     """Multi-turn chat; the history is kept within the model's block size (oldest turns go first)."""
     from model.chat import SamplingOptions, load_chat
 
+    if web and once is not None:
+        _fail("--web and --once exclude each other")
     try:
         options = SamplingOptions(temperature, top_k or None, top_p, max_new_tokens, seed,
                                   repetition_penalty, no_repeat_ngram).validate()
@@ -124,6 +133,14 @@ def chat(
         return
     if once is not None:
         _print_reply(session, once)
+        return
+    if web:
+        from flows.chat_web import serve_chat
+
+        try:
+            serve_chat(session, info, host, port, name)
+        except OSError as e:
+            _fail(str(e))
         return
     where = info["checkpoint"] + (f" + {info['adapter']}" if info["adapter"] else "")
     typer.echo(f"chatting with {where} ({info['dtype']}, block of {session.block_size} tokens); "

@@ -23,7 +23,7 @@ ALLOWED = {
     "model": {"storage", "torch", "numpy", "safetensors", "peft", "matplotlib", "tokenizers", "transformers", "gguf",
               "bitsandbytes"},
     "flows": {"storage", "tasks", "model", "prefect", "prefect_dask", "pydantic", "yaml", "typer", "rich",
-              "matplotlib"},
+              "matplotlib", "fastapi", "uvicorn"},
 }
 
 

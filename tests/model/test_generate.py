@@ -1,4 +1,4 @@
-"""Generation: sampling options, stop tokens, batched left-padded prompts through the KV cache of every
+"""Generation: sampling options, the repetition penalty and the n-gram ban, stop tokens, batched left-padded prompts through the KV cache of every
 attention type (== recomputing the whole sequence each step), and what each cache keeps."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from model import GPT, ModelConfig, generate, sample_next_token
+from model.generate import ban_repeated_ngrams, penalize_repetition
 from model.transformer import MixtureOfExperts
 
 # Untied and with a larger init: a fresh tied model greedily repeats the last prompt token, which would make
@@ -73,6 +74,59 @@ def test_top_k_and_top_p_keep_only_the_likely_tokens():
 def test_invalid_sampling_options_are_rejected(kwargs):
     with pytest.raises(ValueError):
         sample_next_token(torch.zeros(1, 4), **kwargs)
+
+
+def test_repetition_penalty_lowers_the_probability_of_seen_tokens():
+    logits = torch.tensor([[2.0, -1.0, 0.5, 0.0, 1.0], [2.0, -1.0, 0.5, 0.0, 1.0]])
+    seen = [[0, 1, 1], []]
+    penalized = penalize_repetition(logits, seen, 2.0)
+    assert penalized[0].tolist() == [1.0, -2.0, 0.5, 0.0, 1.0]  # positive divided, negative multiplied
+    assert torch.equal(penalized[1], logits[1])  # nothing seen, nothing changes
+    before, after = logits[0].softmax(-1), penalized[0].softmax(-1)
+    assert (after[[0, 1]] < before[[0, 1]]).all() and (after[2:] > before[2:]).all()
+    assert torch.equal(penalize_repetition(logits, seen, 1.0), logits)
+    assert penalize_repetition(logits, seen, 0.5)[0, 0] == 4.0  # below 1 it encourages repetition
+
+
+def test_no_repeat_ngram_bans_what_would_complete_a_seen_ngram():
+    logits = torch.zeros(1, 8)
+    banned = lambda seen, n: torch.isinf(ban_repeated_ngrams(logits, [seen], n)[0]).nonzero().flatten().tolist()  # noqa: E731
+    assert banned([1, 2, 3, 1, 2, 4, 1, 2], 3) == [3, 4]  # "1 2" was followed by 3 and by 4
+    assert banned([1, 2, 3, 1, 2], 2) == [3]  # after 2 came 3
+    assert banned([5, 6, 5], 1) == [5, 6]  # unigrams: every seen token
+    assert banned([1, 2], 3) == [] and banned([1, 2, 3], 0) == []
+
+
+@pytest.mark.parametrize("name", ["full-learned", "gqa-rope"])
+def test_generation_never_repeats_a_banned_ngram(name):
+    model = make_model(ATTENTION_VARIANTS[name])
+    free = generate(model, PROMPTS, max_new_tokens=30, temperature=0)
+    assert any(has_repeated_ngram(row, 3) for row in free)  # greedy loops without the ban
+    for kwargs in (dict(temperature=0), dict(temperature=1.0, generator=torch.Generator().manual_seed(0))):
+        rows = generate(model, PROMPTS, max_new_tokens=30, no_repeat_ngram=3, **kwargs)
+        assert all(len(row) == 30 and not has_repeated_ngram(row, 3) for row in rows)
+
+
+def has_repeated_ngram(tokens: list[int], n: int) -> bool:
+    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    return len(set(grams)) < len(grams)
+
+
+def test_repetition_penalty_in_generation():
+    model = make_model(ATTENTION_VARIANTS["full-learned"])
+    free = generate(model, PROMPTS, max_new_tokens=20, temperature=0)
+    assert generate(model, PROMPTS, max_new_tokens=20, temperature=0, repetition_penalty=1.0,
+                    no_repeat_ngram=0) == free  # the defaults change nothing
+    assert any(len(set(row)) < len(row) for row in free)
+    # a huge penalty pushes every seen token below the unseen ones with a positive logit: no token comes twice
+    penalized = generate(model, PROMPTS, max_new_tokens=20, temperature=0, repetition_penalty=1e6)
+    assert all(len(set(row)) == len(row) == 20 for row in penalized)
+    mild = generate(model, PROMPTS, max_new_tokens=20, temperature=0, repetition_penalty=1.3)
+    assert sum(len(set(r)) for r in free) < sum(len(set(r)) for r in mild) < sum(len(set(r)) for r in penalized)
+    with pytest.raises(ValueError, match="repetition_penalty"):
+        generate(model, PROMPTS, 4, repetition_penalty=0)
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        generate(model, PROMPTS, 4, no_repeat_ngram=-1)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -34,11 +34,14 @@ def _fail(message: str) -> None:
 
 def _print_reply(session, message: str) -> None:
     """Print the reply piece by piece as it is sampled; Ctrl-C stops it (what was said so far is kept)."""
+    pieces = session.stream(message)
     try:
-        for piece in session.stream(message):
+        for piece in pieces:
             typer.echo(piece, nl=False)  # click flushes after every echo
     except KeyboardInterrupt:
         typer.echo(" [stopped]", nl=False)
+    finally:
+        pieces.close()  # records the reply so far, wherever the interrupt landed
     typer.echo("")
 
 

@@ -90,6 +90,7 @@ class ChatSession:
         self.last_prefill_tokens = 0  # tokens fed before the last reply's first sampled token
         self._cache: InferenceCache | None = None
         self._cached_ids: list[int] = []  # the tokens self._cache holds, in order
+        self._streaming = False  # a reply is being sampled: history and cache are in flux
 
     def set_options(self, **changes: Any) -> SamplingOptions:
         """Change sampling options between turns (temperature=0.5, top_p=0.9, …); a new seed restarts the
@@ -140,14 +141,24 @@ class ChatSession:
             return self._cache, prompt[len(cached):]
         return self.model.new_cache(), prompt
 
-    def _decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
+    def _new_text(self, reply: list[int], shown: str, last: bool = False) -> str:
+        """What the reply's text adds to what was shown: nothing while it ends in a character cut across tokens
+        (the replacement character), unless this is the last call (a reply cut at the budget may end so)."""
+        text = self.tokenizer.decode(reply, skip_special_tokens=True)
+        if (text.endswith("\ufffd") and not last) or not text.startswith(shown):
+            return ""
+        return text[len(shown):]
 
     def stream(self, message: str) -> Iterator[str]:
         """Add the User message and yield the Assistant's reply as text pieces while it is sampled. A piece is
         released once the text decodes cleanly (a character split across tokens waits for its last byte). When
-        the iterator is exhausted, or closed early, the reply so far is in the history, as `reply` leaves it."""
-        self.history.append((USER, self._turn_ids(USER, message)))
+        the iterator is exhausted, or closed early, the reply so far is in the history, as `reply` leaves it.
+        Nothing happens before the first piece is asked for; one reply streams at a time."""
+        if self._streaming:
+            raise RuntimeError("a reply is still being streamed: exhaust or close it before the next message")
+        user_ids = self._turn_ids(USER, message)
+        self._streaming = True
+        self.history.append((USER, user_ids))
         self.turns.append({"role": USER, "text": message})
         options = self.options
         prompt = self.prompt_ids()
@@ -168,13 +179,11 @@ class ChatSession:
                     finished = True
                     break
                 reply.append(token)
-                text = self._decode(reply)
-                if not text.endswith("\ufffd") and text.startswith(shown) and len(text) > len(shown):
-                    piece, shown = text[len(shown):], text
+                if piece := self._new_text(reply, shown):
+                    shown += piece
                     yield piece
-            text = self._decode(reply)  # at the budget a character may stay cut: show what there is
-            if text.startswith(shown) and len(text) > len(shown):
-                piece, shown = text[len(shown):], text
+            if piece := self._new_text(reply, shown, last=True):
+                shown += piece
                 yield piece
         except BaseException as exc:
             if not isinstance(exc, GeneratorExit):  # a forward may have stopped half-way through the layers
@@ -188,6 +197,7 @@ class ChatSession:
             self.reply_options.append(options)
             if self.reuse_cache and cache is not None:
                 self._cache, self._cached_ids = cache, (prompt + reply)[:cache.length]
+            self._streaming = False
 
     def reply(self, message: str) -> str:
         return "".join(self.stream(message))

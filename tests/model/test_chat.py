@@ -184,6 +184,66 @@ def test_bfloat16_on_the_cpu(sft_run):
     assert len(session.reply("hi")) > 0 and len(session.reply("and?")) > 0
 
 
+def test_stream_yields_the_reply_as_it_comes_and_records_it(sft_run):
+    options = SamplingOptions(temperature=1.0, max_new_tokens=24, seed=7)
+    streamed, _ = load_chat(sft_run.checkpoint, options=options)
+    whole, _ = load_chat(sft_run.checkpoint, options=options)
+    for message in ("hi", "are you coming tonight?"):
+        pieces = list(streamed.stream(message))
+        assert len(pieces) > 1 and all(pieces)
+        assert "".join(pieces) == whole.reply(message)
+    assert streamed.turns == whole.turns and streamed.history == whole.history
+
+
+def test_a_character_split_across_tokens_is_yielded_whole(sft_run, monkeypatch):
+    session, _ = load_chat(sft_run.checkpoint)
+    tok = session.tokenizer
+    byte_ids = [tok.token_to_id(c) for c in "Ã©"]  # byte-level BPE: "é" is the bytes C3 A9
+    planned = [*tok.encode("ok", add_special_tokens=False).ids, *byte_ids, tok.token_to_id("!"), session.tokens.eot]
+
+    def scripted(model, cache, ids, max_new_tokens, **_):
+        yield from (torch.tensor([t]) for t in planned)
+
+    monkeypatch.setattr("model.chat.sample_tokens", scripted)
+    pieces = list(session.stream("hi"))
+    assert "".join(pieces) == "oké!" and not any("\ufffd" in p for p in pieces)
+    assert pieces[-2:] == ["é", "!"]  # nothing shown after C3 alone
+    assert session.history[-1][1][-len(planned):] == planned  # the sampled ids, ended by <|endoftext|>
+    assert session.last_reply_finished
+
+
+def test_a_stream_closed_early_keeps_what_was_said(sft_run):
+    session, _ = load_chat(sft_run.checkpoint, options=SamplingOptions(temperature=1.0, max_new_tokens=24, seed=1))
+    stream = session.stream("hi")
+    first = next(stream)
+    with pytest.raises(RuntimeError, match="still being streamed"):
+        session.reply("not now")
+    stream.close()
+    assert session.turns == [{"role": "User", "text": "hi"}, {"role": "Assistant", "text": first}]
+    assert not session.last_reply_finished
+    assert session.reply("and now?")  # the conversation goes on from there
+
+
+def test_options_change_between_turns(sft_run):
+    session, _ = load_chat(sft_run.checkpoint, options=SamplingOptions(temperature=1.0, max_new_tokens=8, seed=0))
+    session.reply("hi")
+    assert session.set_options(temperature=0, top_p=0.5, top_k=None).temperature == 0
+    session.reply("again")
+    assert [o.temperature for o in session.reply_options] == [1.0, 0]
+    with pytest.raises(ValueError, match="top_p"):
+        session.set_options(top_p=2)
+    with pytest.raises(ValueError, match="unknown sampling option"):
+        session.set_options(temprature=1)
+    assert session.options.top_p == 0.5  # a refused change changes nothing
+
+
+def test_session_options_are_checked():
+    with pytest.raises(ValueError, match="top_p"):
+        SamplingOptions(top_p=0).validate()
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        SamplingOptions(max_new_tokens=0).validate()
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("dtype", ["auto", "float16"])
 def test_half_precision_on_cuda(sft_run, dtype):

@@ -79,12 +79,6 @@ def is_loopback(host: str) -> bool:
 # conversations
 
 
-def session_settings(session: ChatSession) -> dict:
-    o = session.options
-    return {"temperature": o.temperature, "top_p": o.top_p if o.top_p is not None else 1.0,
-            "top_k": o.top_k or 0, "max_new_tokens": session.max_new_tokens}
-
-
 @dataclass
 class Conversation:
     session: ChatSession
@@ -103,15 +97,15 @@ class Conversations:
         self._open: OrderedDict[str, Conversation] = OrderedDict()
         self._lock = threading.Lock()
 
-    def new(self) -> tuple[str, Conversation]:
+    def new(self) -> tuple[str, ChatSession]:
         t = self.template
-        conversation = Conversation(ChatSession(t.model, t.tokenizer, dataclasses.replace(t.options)))
+        session = ChatSession(t.model, t.tokenizer, dataclasses.replace(t.options))
         key = uuid.uuid4().hex
         with self._lock:
-            self._open[key] = conversation
+            self._open[key] = Conversation(session)
             while len(self._open) > self.limit:
                 self._open.popitem(last=False)
-        return key, conversation
+        return key, session
 
     def get(self, key: str) -> Conversation:
         with self._lock:
@@ -131,10 +125,46 @@ class Message(BaseModel):
     text: str = Field(min_length=1, max_length=20_000)
 
 
+class Settings(BaseModel):
+    """A conversation's sampling options, as the page's controls show them."""
+
+    temperature: float
+    top_p: float = Field(description="1: no nucleus cut")
+    top_k: int = Field(description="0: no top-k cut")
+    max_new_tokens: int = Field(description="the reply budget: what was asked, at most half the model's window")
+
+    @classmethod
+    def of(cls, session: ChatSession) -> Settings:
+        o = session.options
+        return cls(temperature=o.temperature, top_p=o.top_p if o.top_p is not None else 1.0, top_k=o.top_k or 0,
+                   max_new_tokens=session.max_new_tokens)
+
+
 class SettingsChange(BaseModel):
     temperature: float | None = None
     top_p: float | None = None
     top_k: int | None = Field(None, description="0: no top-k cut")
+
+
+class ServerInfo(BaseModel):
+    name: str
+    checkpoint: str
+    adapter: str | None
+    tokenizer: str | None
+    dtype: str | None
+    block_size: int
+    settings: Settings  # what a new conversation starts with
+
+
+class Turn(BaseModel):
+    role: str
+    text: str
+
+
+class ConversationView(BaseModel):
+    id: str
+    turns: list[Turn]
+    settings: Settings
 
 
 def _event(kind: str, data: dict) -> str:
@@ -203,21 +233,23 @@ def build_app(conversations: Conversations, info: dict, name: str) -> FastAPI:
     def page() -> FileResponse:
         return FileResponse(PAGE, media_type="text/html")
 
+    def view(key: str, session: ChatSession) -> ConversationView:
+        turns = [Turn(role=t["role"], text=t["text"]) for t in session.turns]
+        return ConversationView(id=key, turns=turns, settings=Settings.of(session))
+
     @app.get("/api/info")
-    def about() -> dict:
-        return {"name": name, "checkpoint": info["checkpoint"], "adapter": info.get("adapter"),
-                "tokenizer": info.get("tokenizer"), "dtype": info.get("dtype"), "block_size": template.block_size,
-                "settings": session_settings(template)}
+    def about() -> ServerInfo:
+        return ServerInfo(name=name, checkpoint=info["checkpoint"], adapter=info.get("adapter"),
+                          tokenizer=info.get("tokenizer"), dtype=info.get("dtype"), block_size=template.block_size,
+                          settings=Settings.of(template))
 
     @app.post("/api/conversations")
-    def open_conversation() -> dict:
-        key, conversation = conversations.new()
-        return {"id": key, "settings": session_settings(conversation.session)}
+    def open_conversation() -> ConversationView:
+        return view(*conversations.new())
 
     @app.get("/api/conversations/{key}")
-    def show(key: str) -> dict:
-        session = conversations.get(key).session
-        return {"id": key, "turns": list(session.turns), "settings": session_settings(session)}
+    def show(key: str) -> ConversationView:
+        return view(key, conversations.get(key).session)
 
     @app.post("/api/conversations/{key}/messages")
     async def send(key: str, message: Message) -> StreamingResponse:
@@ -228,17 +260,17 @@ def build_app(conversations: Conversations, info: dict, name: str) -> FastAPI:
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.post("/api/conversations/{key}/reset")
-    def reset(key: str) -> dict:
+    def reset(key: str) -> ConversationView:
         conversation = conversations.get(key)
         _take(conversation)
         try:
             conversation.session.reset()
         finally:
             conversation.replying.release()
-        return {"id": key, "turns": []}
+        return view(key, conversation.session)
 
     @app.put("/api/conversations/{key}/settings")
-    def settings(key: str, change: SettingsChange) -> dict:
+    def settings(key: str, change: SettingsChange) -> Settings:
         conversation = conversations.get(key)
         changes = change.model_dump(exclude_none=True)
         if "top_k" in changes:
@@ -250,7 +282,7 @@ def build_app(conversations: Conversations, info: dict, name: str) -> FastAPI:
             raise HTTPException(422, str(e)) from e
         finally:
             conversation.replying.release()
-        return session_settings(conversation.session)
+        return Settings.of(conversation.session)
 
     return app
 

@@ -14,13 +14,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from flows.chat_web import is_loopback, persona_name
+from flows.chat_web import Conversations, build_app, is_loopback, persona_name
 from flows.cli_chat import chat_app
+from model.chat import load_chat
+from model.train import train
 from storage.dataset import DatasetWriter, InputRef
+from tasks.training import LoraParams
 from tests.browser import ChatWebProcess, Chromium, find_chromium, process_group_alive
-from tests.support import pretrained_checkpoint
+from tests.support import pretrained_checkpoint, quiet_params, run_config
 
 REPLY_TOKENS = 64  # the tiny model babbles up to the budget: long enough to watch a reply grow
 MESSAGE = "Hey Sam, are you free on Saturday?"
@@ -219,12 +223,27 @@ def test_another_host_warns_and_sigterm_stops_the_server(tmp_path):
         if os.path.exists("/proc/net/tcp"):
             assert listening_addresses(port) == {"00000000"}
         conversation = httpx.post(f"http://127.0.0.1:{port}/api/conversations").json()["id"]
-        assert conversation
-        process.proc.send_signal(signal.SIGTERM)  # what a supervisor sends: the main process only
+        with httpx.stream("POST", f"http://127.0.0.1:{port}/api/conversations/{conversation}/messages",
+                          json={"text": MESSAGE}, timeout=30) as r:
+            pieces = r.iter_text()
+            next(pieces)  # a reply is being streamed: the stop must not wait for a reader that is gone
+            process.proc.send_signal(signal.SIGTERM)  # what a supervisor sends: the main process only
+            rest = "".join(pieces)
+        assert "event: done" in rest or "the server is stopping" in rest
         assert process.proc.wait(timeout=30) == 0, process.stderr
         assert not process_group_alive(process.proc.pid)
     finally:
         process.stop(signal.SIGKILL)
+
+
+def test_the_page_names_the_adapter(tmp_path):
+    lora = train(run_config("lora", tmp_path / "lora", quiet_params(LoraParams, max_steps=2, rank=2),
+                            init_from=pretrained_checkpoint()))
+    session, info = load_chat(pretrained_checkpoint(), lora.run_dir, device="cpu")
+    with TestClient(build_app(Conversations(session), info, "Sam")) as client:
+        about = client.get("/api/info").json()
+        assert about["adapter"] == lora.checkpoint and about["checkpoint"] == str(pretrained_checkpoint())
+        assert "info.adapter" in client.get("/").text  # the page shows it beside the checkpoint
 
 
 def test_command_line_errors_are_one_line(tmp_path):

@@ -1,12 +1,13 @@
-"""Trained models after training: loading one for inference (with a LoRA adapter merged in), and the
-Assistant-turn perplexity of base, SFT and LoRA models on the held-out sft-data examples, as a table.
+"""Trained models after training: loading one for inference (with a LoRA adapter merged in), the Assistant-turn
+perplexity of base, SFT and LoRA models on the held-out sft-data examples, as a table, and their replies to the
+held-out User turns (what the persona-eval stage compares with the person's real replies).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 import torch
 
 from model.checkpoint import load_model
+from model.generate import generate
+from model.hardware import Distributed, pick_device
 from model.sft import SftExamples, assistant_loss
 from model.transformer import GPT
-from storage.chat_format import load_tokenizer
+from storage.chat_format import ASSISTANT, ChatTokens, encode_turn, load_tokenizer, turn_header
 from storage.checkpoints import (
     WEIGHTS_NAME,
     checkpoint_tokenizer,
@@ -130,3 +133,67 @@ def perplexity_table(sft_val_parquet: str | os.PathLike | Sequence[str | os.Path
     for r in rows:
         r["change_vs_base"] = None if r["model"] == "base" else r["perplexity"] / base_ppl - 1.0
     return PerplexityTable(rows)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# replies to held-out turns
+
+
+@dataclass(frozen=True)
+class GeneratedReply:
+    text: str
+    tokens: int
+    finished: bool  # the model ended its turn (else it was cut at max_new_tokens)
+
+
+def reply_prompt(tokenizer: Any, turns: Sequence[Mapping[str, str]], budget: int,
+                 tokens: ChatTokens | None = None) -> list[int]:
+    """The turns before a reply and an open Assistant header, in at most `budget` tokens: the newest whole turns
+    that fit (the newest one alone cut to its header and its last tokens when it does not), as a chat keeps its
+    history; only the header when not even that fits."""
+    tokens = tokens or ChatTokens.from_tokenizer(tokenizer)
+    header = turn_header(tokens, ASSISTANT)
+    room = budget - len(header)
+    kept: list[list[int]] = []
+    used = 0
+    for turn in reversed(turns):
+        ids = encode_turn(tokenizer, turn["role"], turn["text"], tokens=tokens)[0]
+        if used + len(ids) > room:
+            head = turn_header(tokens, turn["role"])
+            if not kept and room > len(head):
+                kept.append(head + ids[len(head):][-(room - len(head)):])
+            break
+        kept.append(ids)
+        used += len(ids)
+    return [t for ids in reversed(kept) for t in ids] + header
+
+
+@torch.no_grad()
+def held_out_replies(checkpoint: str | os.PathLike, adapter: str | os.PathLike | None,
+                     contexts: Sequence[Sequence[Mapping[str, str]]], tokenizer: Any, *, max_new_tokens: int,
+                     temperature: float, top_k: int | None, top_p: float | None, seed: int, batch_size: int = 32,
+                     device: str = "auto") -> list[GeneratedReply]:
+    """One sampled reply per conversation (its turns so far, ending with a User turn). Every model called with the
+    same contexts and settings samples under the same seed and the same batches (prompts of similar length
+    together), so base, SFT and LoRA are compared on equal terms. A reply ends at `<|endoftext|>` (or a new turn's
+    `<|startoftext|>`) or after max_new_tokens, at most half the model's block size as in a chat."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size} must be >= 1")
+    where = pick_device(device, Distributed())
+    model, _ = load_for_inference(checkpoint, adapter, where)
+    tok = _as_tokenizer(tokenizer)
+    tokens = ChatTokens.from_tokenizer(tok)
+    new = max(1, min(max_new_tokens, model.config.block_size // 2))
+    budget = model.config.block_size - new + 1  # the last sampled token is never fed back
+    prompts = [reply_prompt(tok, turns, budget, tokens) for turns in contexts]
+    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
+    generator = torch.Generator(device=where).manual_seed(seed)
+    replies: list[GeneratedReply | None] = [None] * len(prompts)
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        outputs = generate(model, [prompts[i] for i in rows], new, temperature=temperature, top_k=top_k,
+                           top_p=top_p, stop_tokens=[tokens.eot, tokens.bos], pad_token_id=tokens.pad,
+                           generator=generator)
+        for i, ids in zip(rows, outputs, strict=True):
+            replies[i] = GeneratedReply(tok.decode(ids, skip_special_tokens=True).strip(), len(ids), len(ids) < new)
+    return [r for r in replies if r is not None]

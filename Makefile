@@ -19,6 +19,8 @@ demo: $(STAMP)
 	@echo "--- a sample reply from the fine-tuned model (User: Hey Sam, are you free on Saturday?)"
 	@$(VENV)/bin/chatlike chat --checkpoint "$$($(VENV)/bin/chatlike status --config $(CONFIG) --path sft)" \
 		--once "Hey Sam, are you free on Saturday?" --seed 1 --temperature 0.7
+	@echo "--- how much base, SFT and LoRA chat like Sam on held-out chats (the persona-eval stage)"
+	@$(VENV)/bin/chatlike eval --config $(CONFIG)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)

@@ -157,6 +157,38 @@ def status(
         _fail(e)
 
 
+@app.command("eval")
+def eval_(
+    config: Path = typer.Option(Path("configs/demo.yaml"), "--config", "-c", help="Pipeline config (YAML)."),
+    force: bool = typer.Option(False, "--force", help="Measure again even when the result is up to date."),
+) -> None:
+    """How much the base, SFT and LoRA models chat like the person: runs the persona-eval stage (an up-to-date
+    result is reused) and prints its likeness table."""
+    try:
+        from flows.config import load_config
+        from flows.plans import plan_stage
+        from storage.runs import record_stage
+        from tasks.likeness.stage import TABLE_FILE
+
+        cfg = load_config(config)
+        plan = plan_stage(cfg, "persona-eval")
+        path = str(plan.existing) if plan is not None and plan.existing is not None and not force else None
+        if path is not None:  # up to date: no need to start Prefect
+            record_stage(cfg.data_root, cfg.name, "persona-eval", path)
+        elif plan is not None:
+            _quiet_tracebacks()
+            from flows.evaluation import persona_eval_flow
+            from flows.pipeline import foreground_run_settings
+
+            with foreground_run_settings():
+                path = persona_eval_flow(config=str(config), force=force)
+        if path is None:
+            raise ValueError("persona-eval makes nothing until sft_data.target_author names the person to imitate")
+        print((Path(path) / TABLE_FILE).read_text(encoding="utf-8"))
+    except Exception as e:  # noqa: BLE001
+        _fail(e)
+
+
 @app.command()
 def lineage(path: Path = typer.Argument(..., help="A dataset directory (or a training run directory).")) -> None:
     """The tree of inputs of a dataset, down to the raw files."""

@@ -16,6 +16,7 @@ from tasks.dedup import BloomDedupParams, ExactDedupParams, MinhashDedupParams, 
 from tasks.encode import EncodeParams
 from tasks.kenlm_train import KenlmTrainParams
 from tasks.langid.stage import LangidFilterParams, LangidParams
+from tasks.likeness import PersonaEvalParams
 from tasks.params import (
     CleanParams,
     IngestParams,
@@ -106,6 +107,7 @@ class PipelineConfig(StrictModel):
     sft_data: SftDataParams = Field(default_factory=SftDataParams)
     sft: SftParams = Field(default_factory=SftParams)
     lora: LoraParams = Field(default_factory=LoraParams)
+    persona_eval: PersonaEvalParams = Field(default_factory=PersonaEvalParams)
 
     @model_validator(mode="after")
     def _token_ids_fit(self) -> PipelineConfig:

@@ -14,6 +14,7 @@ from flows.config import PipelineConfig, load_config
 from flows.plans import upstream_of
 from flows.registry import select_stages, stage_flow
 from flows.report import funnel, funnel_markdown, funnel_png, png_markdown
+from storage.dataset import read_manifest
 
 
 @contextmanager
@@ -54,6 +55,8 @@ def pipeline_flow(
             kwargs["input_path"] = outputs.get(upstream)
         outputs[name] = stage_flow(name)(**kwargs)
     _funnel_artifact(cfg)
+    if outputs.get("persona-eval"):
+        get_run_logger().info("persona-eval: %s", read_manifest(outputs["persona-eval"]).stats.get("summary"))
     return outputs
 
 

@@ -23,6 +23,7 @@ from tasks import clean, encode, ingest, kenlm_train, sample, sft_data, tokenize
 from tasks.dedup import bloom, exact, minhash, suffix_array
 from tasks.langid import stage as langid
 from tasks.langid import train as langid_train
+from tasks.likeness import stage as likeness
 from tasks.perplexity import stage as perplexity
 from tasks.quality import stage as quality
 
@@ -31,7 +32,8 @@ DEDUP_CHAIN_VERSION = "1"
 DEDUP_METHOD_MODULES = {"exact": exact, "minhash": minhash, "bloom": bloom, "suffix_array": suffix_array}
 DEDUP_STAGES = {"exact": "dedup-exact", "minhash": "dedup-minhash", "bloom": "dedup-bloom",
                 "suffix_array": "dedup-suffix-array"}
-CHAT_STAGES = ("sft-data", "sft", "lora")
+CHAT_STAGES = ("sft-data", "sft", "lora", "persona-eval")
+EVALUATED_MODELS = ("sft", "lora")  # compared with the base model by persona-eval, those that exist
 PRETRAIN_BASE = "pretrain"  # sft.base / lora.base: fine-tune this pipeline's own pretrain checkpoint
 # Training settings that change how, not what, is trained: left out of a run's fingerprint.
 HOW_NOT_WHAT = ("device", "nproc", "log_interval", "compile")
@@ -245,7 +247,7 @@ class Planner:
 
 
 def _makes_nothing(cfg: PipelineConfig, stage: str) -> str:
-    hint = " (sft-data, sft and lora need sft_data.target_author)" if stage in CHAT_STAGES else ""
+    hint = " (sft-data, sft, lora and persona-eval need sft_data.target_author)" if stage in CHAT_STAGES else ""
     if stage == "pretrain" and external_base(cfg) is not None:
         hint = f" (sft and lora fine-tune the imported model {external_base(cfg)}; nothing reads pretrain)"
     return f"'{stage}' makes no dataset under config '{cfg.name}'{hint}"
@@ -421,6 +423,40 @@ def _finetune(stage: str):
     return recipe
 
 
+def _persona_eval(p: Planner) -> StagePlan | None:
+    """Likeness of the base, SFT and LoRA models to the person on sft-data's held-out sessions. The fine-tuned
+    models are inputs once they exist (one not built, e.g. lora, is left out of the comparison; building it later
+    makes a new dataset). The "not this chat" texts come from ingest's documents, which both roads have."""
+    cfg = p.cfg
+    if not chat_stages_active(cfg):
+        return None
+    base = external_base(cfg)
+    data, corpus = p.ref("sft-data"), p.ref("ingest")
+    base_refs = base_model_refs(base) if base else [p.ref("pretrain")]
+    if data is None or corpus is None or any(r is None for r in base_refs):
+        return None
+    base_path = str(base) if base else base_refs[0].path
+    models: dict[str, dict] = {"base": {"checkpoint": base_path, "adapter": None}}
+    refs = [data, *base_refs]
+    for stage in EVALUATED_MODELS:
+        ref = p.ref(stage)
+        if ref is not None and is_dataset(ref.path):
+            refs.append(ref)
+            models[stage] = ({"checkpoint": base_path, "adapter": ref.path} if stage == "lora"
+                             else {"checkpoint": ref.path, "adapter": None})
+    refs.append(corpus)
+    tag = cfg.langid.tag
+    if own_langid_model_trained(cfg):
+        own = p.ref("langid-train")
+        refs.append(own)
+        tag = tag.model_copy(update={"own_model_path": str(Path(own.path) / "model.bin")})
+    params = {**cfg.persona_eval.fingerprint_params(), "langid": cfg.langid.tag.fingerprint_params()}
+    if cfg.sft_data.clean:
+        params["clean_rules"] = cfg.clean.rules.model_dump(mode="json")
+    return make_plan(cfg.data_root, likeness.STAGE, likeness.STAGE_VERSION, params, refs,
+                     {"models": models, "langid": tag})
+
+
 # Every dataset a config can make, in DAG order: the pipeline's stages and the sub-datasets of the filters
 # (signals, then thresholds) and of dedup (one dataset per method). Versions are read when a plan is made, from
 # the module whose code they version.
@@ -448,6 +484,7 @@ RECIPES: dict[str, Callable[[Planner], StagePlan | None]] = {
     "sft-data": _sft_data,
     "sft": _finetune("sft"),
     "lora": _finetune("lora"),
+    "persona-eval": _persona_eval,
 }
 
 # A stage that is switched off stands for its input (documents pass through it unchanged).
@@ -470,6 +507,7 @@ UPSTREAM: dict[str, str | None] = {
     "sft-data": "tokenizer",
     "sft": "sft-data",
     "lora": "sft-data",
+    "persona-eval": "sft-data",
 }
 STAGE_NAMES = tuple(UPSTREAM)
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from flows.clean import clean_flow
 from flows.dedup import dedup_flow
+from flows.evaluation import persona_eval_flow
 from flows.filters import langid_flow, langid_train_flow, quality_flow
 from flows.ingest import ingest_flow
 from flows.perplexity import kenlm_train_flow, perplexity_flow
@@ -31,6 +32,7 @@ FLOWS: dict[str, Callable[..., str | None]] = {
     "sft-data": sft_data_flow,
     "sft": sft_flow,
     "lora": lora_flow,
+    "persona-eval": persona_eval_flow,
 }
 assert tuple(FLOWS) == STAGE_NAMES, "every stage of flows.plans has its flow, in DAG order"
 

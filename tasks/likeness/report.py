@@ -134,8 +134,8 @@ def likeness_markdown(result: LikenessResult) -> str:
         f"training sessions ({result.training_turns['person']:,} / {result.training_turns['others']:,} / "
         f"{result.training_turns['corpus']:,} texts), attributes to {result.person}.\n"
         f"- *C2ST AUC*: how well a classifier, cross-validated, tells these replies from {result.person}'s real "
-        f"ones (0.5: indistinguishable, 1.0: always told apart); recited training messages fool it, hence the "
-        f"column without them.\n"
+        f"ones (0.5: indistinguishable, 1.0: always told apart; blank with fewer than 4 replies); recited training "
+        f"messages fool it, hence the column without them.\n"
         f"- *memorised*: replies that repeat a training message verbatim or nearly (MinHash, word-bigram Jaccard); "
         f"*ended*: replies the model ended itself; *length KS*: Kolmogorov–Smirnov distance of the reply lengths to "
         f"{result.person}'s; *TV*: total variation distance of the language shares; *Assistant ppl*: held-out "
@@ -151,7 +151,7 @@ def summary_line(result: LikenessResult) -> str:
 
     models = [r for r in result.rows if r.name not in (REAL, OTHERS_ROW)]
     said = ", ".join(f"{name(r)} {r.said_by_person:.0%}" for r in result.rows)
-    aucs = ", ".join(f"{name(r)} {_num(r.auc)} ({_num(r.auc_unmemorised)})" for r in models)
+    aucs = ", ".join(f"{name(r)} {_num(r.auc) or 'n/a'} ({_num(r.auc_unmemorised) or 'n/a'})" for r in models)
     memorised = ", ".join(f"{name(r)} {r.memorised:.0%}" for r in result.rows if r.name != OTHERS_ROW)
     return (f"likeness to {result.person} on {result.held_out} held-out replies — said by {result.person}: {said}; "
             f"C2ST AUC (memorised left out): {aucs or 'no model'}; memorised: {memorised}")

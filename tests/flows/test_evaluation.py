@@ -52,6 +52,22 @@ def test_persona_eval_is_planned_after_the_chat_stages_with_its_inputs():
     assert plans.plan_stage(nobody, "persona-eval") is None
 
 
+def test_on_the_imported_base_road_persona_eval_reads_the_base_by_content(tmp_path):
+    base = tmp_path / "base"
+    base.mkdir()
+    for name, content in (("config.json", "{}"), ("model.safetensors", "weights"), ("tokenizer.json", "{}")):
+        (base / name).write_text(content, encoding="utf-8")
+    cfg = load_config(_config(tmp_path, sft={"base": str(base)}))
+    planner = plans.Planner(cfg)
+    plan = planner.plan("persona-eval")
+    raw = [i for i in plan.inputs if i.stage == "raw"]
+    assert [Path(i.path).name for i in raw] == ["config.json", "model.safetensors"]
+    assert plan.input("sft-data") == planner.plan("sft-data").ref and plan.input("ingest") == planner.ref("ingest")
+    assert plan.details["models"] == {"base": {"checkpoint": str(base.resolve()), "adapter": None}}
+    (base / "model.safetensors").write_text("other weights", encoding="utf-8")
+    assert plans.Planner(cfg).plan("persona-eval").fingerprint != plan.fingerprint
+
+
 def _artifacts(key: str) -> list[dict]:
     from prefect.client.orchestration import get_client
 

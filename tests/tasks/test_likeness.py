@@ -226,5 +226,5 @@ def test_measure_likeness_ranks_a_copy_of_the_person_above_noise_and_a_reciter(t
     assert {r["memorised"] for r in replies if r["source"] == "lora"} == {"exact"}
     assert re.match(r"likeness to Sam on 30 held-out replies — said by Sam: real (9\d|100)%, others \d%, base \d%, SFT (9\d|100)%, "
                     r"LoRA (9\d|100)%; "
-                    r"C2ST AUC \(memorised left out\): base 1.00 \(1.00\), SFT 0.50 \(0.50\), LoRA [\d.]+ \(\); "
+                    r"C2ST AUC \(memorised left out\): base 1.00 \(1.00\), SFT 0.50 \(0.50\), LoRA [\d.]+ \(n/a\); "
                     r"memorised: real 0%, base 0%, SFT 0%, LoRA 100%$", result.summary()), result.summary()

@@ -127,7 +127,7 @@ def _format_errors(source: str, err: ValidationError) -> str:
         elif e["type"] == "value_error" and not e["loc"]:
             lines.append(f"{source}: {e['msg'].removeprefix('Value error, ')}")
         else:
-            lines.append(f"{source}: '{key}': {e['msg']}")
+            lines.append(f"{source}: '{key}': {e['msg'].removeprefix('Value error, ')}")
     return "; ".join(lines)
 
 

@@ -254,7 +254,7 @@ def _makes_nothing(cfg: PipelineConfig, stage: str) -> str:
 
 
 def _ingest(p: Planner) -> StagePlan:
-    files = ingest.resolve_inputs(p.cfg.ingest)
+    files = ingest.resolve_inputs(p.cfg.ingest, exclude=[p.cfg.data_root])
     params = p.cfg.ingest.fingerprint_params()
     # Paths are where the files were found; the fingerprint depends on their content and kind only.
     params["inputs"] = [{"kind": f.kind, "source": f.source} for f in files]

@@ -69,13 +69,27 @@ def detect_kind(path: Path) -> str:
     )
 
 
-def _expand(spec: InputSpec, position: int) -> list[Path]:
+def _hidden_below(path: Path, folder: Path) -> bool:
+    """A file or folder whose name starts with a dot, between `folder` and `path` (`.git/`, `.ssh/`, `.env`)."""
+    return any(part.startswith(".") for part in path.relative_to(folder).parts)
+
+
+def _inside(path: Path, folders: Sequence[Path]) -> bool:
+    resolved = path.resolve()
+    return any(resolved == f or f in resolved.parents for f in folders)
+
+
+def _expand(spec: InputSpec, position: int, exclude: Sequence[Path] = ()) -> list[Path]:
+    """The files an input names. A folder yields its files below it, without hidden files and folders; neither a
+    folder nor a glob yields what lies in `exclude` (the data root: the pipeline's own output)."""
     p = Path(spec.path).expanduser()
+    excluded = [Path(e).resolve() for e in exclude]
     if any(ch in spec.path for ch in "*?["):
         matches = [Path(m) for m in glob.glob(str(p), recursive=True)]
-        files = [m for m in matches if m.is_file()]
+        files = [m for m in matches if m.is_file() and not _inside(m, excluded)]
     elif p.is_dir():
-        files = [f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")]
+        files = [f for f in p.rglob("*")
+                 if f.is_file() and not _hidden_below(f, p) and not _inside(f, excluded)]
     elif p.is_file():
         files = [p]
     else:
@@ -85,14 +99,15 @@ def _expand(spec: InputSpec, position: int) -> list[Path]:
     return sorted(files)
 
 
-def resolve_inputs(params: IngestParams) -> list[InputFile]:
-    """Every raw file the config names, in a stable order, with kind and content hash."""
+def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = ()) -> list[InputFile]:
+    """Every raw file the config names, in a stable order, with kind and content hash; nothing inside `exclude`
+    (the data root) is read."""
     if not params.inputs:
         raise InputFileError("ingest.inputs is empty: name at least one file, folder or glob to ingest")
     seen: set[str] = set()
     out: list[InputFile] = []
     for i, spec in enumerate(params.inputs):
-        for path in _expand(spec, i):
+        for path in _expand(spec, i, [Path(e) for e in exclude]):
             key = str(path.resolve())
             if key in seen:
                 continue

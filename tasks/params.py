@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from tasks.base import StrictModel
 from tasks.cleaning import CleanRules
@@ -26,6 +26,14 @@ class InputSpec(StrictModel):
     path: str
     kind: InputKind = "auto"
     source: str | None = Field(default=None, description="Value of the `source` column; default by kind.")
+
+    @field_validator("path")
+    @classmethod
+    def _not_empty(cls, v: str) -> str:
+        # "" would be the working directory, ingested recursively with everything in it (configs, the data root)
+        if not v.strip():
+            raise ValueError("is empty: name a file, a folder or a glob (use '.' for the working directory)")
+        return v
 
 
 class IngestParams(StrictModel):

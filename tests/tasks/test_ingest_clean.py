@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -95,6 +96,25 @@ def test_resolve_inputs_expands_dirs_and_globs_once_each(tmp_path):
         IngestParams(inputs=[InputSpec(path=str(tmp_path / "*.jsonl")), InputSpec(path=str(tmp_path), kind="auto")])
     )
     assert [(f.path.split("/")[-1], f.kind) for f in files] == [("a.jsonl", "jsonl"), ("b.txt", "text")]
+
+
+@pytest.mark.parametrize("path", ["", "   "])
+def test_an_empty_input_path_is_an_error_not_the_working_directory(path):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="is empty: name a file, a folder or a glob"):
+        InputSpec(path=path)
+
+
+def test_a_folder_input_skips_hidden_files_and_folders_and_the_data_root(tmp_path):
+    for name in ("notes.txt", "sub/more.txt", ".env", ".ssh/id_rsa", "sub/.git/config", "data/clean/x/part.txt",
+                 ".prefect/prefect.db"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("plain prose, not a chat export\n")
+    params = IngestParams(inputs=[InputSpec(path=str(tmp_path), kind="text"),
+                                  InputSpec(path=str(tmp_path / "**" / "*.txt"), kind="text")])
+    files = resolve_inputs(params, exclude=[tmp_path / "data"])
+    assert sorted(str(Path(f.path).relative_to(tmp_path)) for f in files) == ["notes.txt", "sub/more.txt"]
 
 
 def test_clean_shard_normalises_and_rejects_with_reason(tmp_path):

@@ -15,10 +15,10 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.config import PipelineConfig, load_config
-from flows.plans import EVALUATED_MODELS, StagePlan, chat_stages_active, external_base, flow_planner
+from flows.plans import EVALUATED_MODELS, StagePlan, chat_stages_active, flow_planner
 from flows.report import png_markdown
 from flows.stage_runner import publish, up_to_date
-from flows.training import _skip_chat_stage, _tokenizer_file
+from flows.training import data_tokenizer, skip_chat_stage
 from storage.atomic import write_atomic
 from storage.dataset import read_manifest
 from tasks.likeness import (
@@ -71,11 +71,10 @@ def persona_eval_flow(config: PipelineConfig | str = "configs/demo.yaml", input_
     dataset (None when no target author is configured)."""
     cfg = load_config(config)
     if not chat_stages_active(cfg):
-        _skip_chat_stage(cfg, "persona-eval")
+        skip_chat_stage(cfg, "persona-eval")
         return None
     planner = flow_planner(cfg, "persona-eval", input_path)
-    if external_base(cfg) is None:
-        planner.require("pretrain", "persona-eval")
+    planner.require_base("persona-eval")
     plan = planner.plan("persona-eval")
     if done := up_to_date(cfg, plan, force):
         return done
@@ -93,7 +92,7 @@ def persona_eval_flow(config: PipelineConfig | str = "configs/demo.yaml", input_
              "no corpus text: two classes" if not corpus else f"{len(corpus)} corpus snippets")
     predictor = plan.details["langid"].predictor()
     with plan.writer() as w:
-        tokenizer = _tokenizer_file(cfg, data)
+        tokenizer = data_tokenizer(cfg, data)
         contexts = [list(t.context) for t in held_out]
         replies = [_generate_replies(name, m["checkpoint"], m["adapter"], contexts, tokenizer, params)
                    for name, m in models.items()]

@@ -233,6 +233,11 @@ class Planner:
         through = PASSES_THROUGH.get(stage)
         return self.ref(through) if through else None
 
+    def require_base(self, reader: str) -> None:
+        """The model `reader` fine-tunes or evaluates must exist: pretrain's run, unless the base is imported."""
+        if external_base(self.cfg) is None:
+            self.require("pretrain", reader)
+
     def require(self, stage: str, reader: str) -> InputRef:
         """`stage`'s output, which `reader` reads: it must exist."""
         ref = self.ref(stage)
@@ -248,8 +253,8 @@ class Planner:
 
 def _makes_nothing(cfg: PipelineConfig, stage: str) -> str:
     hint = " (sft-data, sft, lora and persona-eval need sft_data.target_author)" if stage in CHAT_STAGES else ""
-    if stage == "pretrain" and external_base(cfg) is not None:
-        hint = f" (sft and lora fine-tune the imported model {external_base(cfg)}; nothing reads pretrain)"
+    if stage == "pretrain" and (base := external_base(cfg)) is not None:
+        hint = f" (sft and lora fine-tune the imported model {base}; nothing reads pretrain)"
     return f"'{stage}' makes no dataset under config '{cfg.name}'{hint}"
 
 

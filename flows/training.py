@@ -32,7 +32,7 @@ from tasks import training
 from tasks.sft_data import build_sft_examples, count_authors
 
 
-def _tokenizer_file(cfg: PipelineConfig, data: str) -> str:
+def data_tokenizer(cfg: PipelineConfig, data: str) -> str:
     """The tokenizer that encoded a dataset (the tokenizer input of encode or sft-data: the tokenizer stage's, or
     an imported base model's tokenizer.json)."""
     for ref in read_manifest(data).inputs:
@@ -133,7 +133,7 @@ def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     encode = plan.input("encode").path
     tokens = read_manifest(encode)
     with plan.writer() as w:
-        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=_tokenizer_file(cfg, encode),
+        finished = _train("pretrain", cfg.pretrain, w.tmp, tokenizer_path=data_tokenizer(cfg, encode),
                           train_data=Path(encode) / "train",
                           val_data=Path(encode) / "val" if (Path(encode) / "val").is_dir() else None,
                           tokens_manifest=tokens.stats)
@@ -143,7 +143,7 @@ def pretrain_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
 # ---------------------------------------------------------------------------------------------- sft-data
 
 
-def _skip_chat_stage(cfg: PipelineConfig, stage: str) -> None:
+def skip_chat_stage(cfg: PipelineConfig, stage: str) -> None:
     """Say why a chat stage makes nothing, naming the authors of the chats when ingest has them."""
     listing = ""
     try:
@@ -164,7 +164,7 @@ def sft_data_flow(config: PipelineConfig | str = "configs/demo.yaml", input_path
     (None, with the authors found in the log, when no target author is configured)."""
     cfg = load_config(config)
     if not chat_stages_active(cfg):
-        _skip_chat_stage(cfg, "sft-data")
+        skip_chat_stage(cfg, "sft-data")
         return None
     planner = flow_planner(cfg, "sft-data", input_path)
     planner.require("ingest", "sft-data")
@@ -200,18 +200,17 @@ def _validation_file(sft_data: str) -> Path | None:
 def _finetune(cfg: PipelineConfig, stage: str, params: training.TrainingParams, sft_data: str | None,
               force: bool) -> str | None:
     if not chat_stages_active(cfg):
-        _skip_chat_stage(cfg, stage)
+        skip_chat_stage(cfg, stage)
         return None
     planner = flow_planner(cfg, stage, input_path=sft_data)
-    if external_base(cfg) is None:
-        planner.require("pretrain", stage)
+    planner.require_base(stage)
     plan = planner.plan(stage)
     if done := up_to_date(cfg, plan, force):
         return done
     base, sft_data = plan.details["base"], plan.input("sft-data").path
     val = _validation_file(sft_data)
     with plan.writer() as w:
-        finished = _train(stage, params, w.tmp, tokenizer_path=_tokenizer_file(cfg, sft_data),
+        finished = _train(stage, params, w.tmp, tokenizer_path=data_tokenizer(cfg, sft_data),
                           train_data=Path(sft_data) / "train.parquet", val_data=val, init_from=base)
         table = _evaluation(cfg, plan, w, sft_run=w.tmp if stage == "sft" else None,
                             lora_run=w.tmp if stage == "lora" else None)
@@ -229,7 +228,7 @@ def _evaluation(cfg: PipelineConfig, plan: StagePlan, w, sft_run: Path | None, l
     if sft_run is None:
         sft_path, ok = planned_output(cfg, "sft")
         sft_run = Path(sft_path) if ok else None
-    table = perplexity_table(val, _tokenizer_file(cfg, plan.input("sft-data").path), base=plan.details["base"],
+    table = perplexity_table(val, data_tokenizer(cfg, plan.input("sft-data").path), base=plan.details["base"],
                              sft=sft_run, lora=lora_run)
     markdown = w.as_published(table.markdown())
     get_run_logger().info("Assistant-turn perplexity on held-out sessions:\n%s", markdown)

@@ -43,6 +43,7 @@ from storage.chat_format import (
     PAD,
     SEP,
     SPECIAL_TOKENS,
+    TOKENIZER_FILE,
     USER,
     ChatTokens,
     assistant_prompt,
@@ -52,7 +53,6 @@ from storage.checkpoints import (
     CONFIG_NAME,
     STATE_FORMAT,
     TMP_PREFIX,
-    TOKENIZER_NAME,
     WEIGHTS_NAME,
     checkpoint_tokenizer,
     replace_folder,
@@ -347,7 +347,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike, dtype: str 
     if dtype not in DTYPES:
         raise ValueError(f"dtype={dtype!r} is not one of {', '.join(map(repr, DTYPES))}")
     source = read_hf_source(hf_dir)
-    tok_path = source.folder / TOKENIZER_NAME
+    tok_path = source.folder / TOKENIZER_FILE
     if not tok_path.is_file():
         raise FileNotFoundError(f"{tok_path}: missing (a slow tokenizer alone is not read; save the fast one with "
                                 f"transformers' AutoTokenizer.from_pretrained(folder).save_pretrained(folder))")
@@ -361,20 +361,20 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike, dtype: str 
     fresh_rows = sorted(set(added.values()) | set(range(source_vocab, config.vocab_size)))
 
     out_dir = Path(out_dir)
-    final_tokenizer = out_dir.resolve() / TOKENIZER_NAME
+    final_tokenizer = out_dir.resolve() / TOKENIZER_FILE
     with _temporary_sibling(out_dir) as tmp:
         model = _empty_model(config, DTYPES[dtype])
         _stream_weights(model, source, fresh_rows)
         save_model(model, tmp)
         del model
-        tokenizer.save(str(tmp / TOKENIZER_NAME))
+        tokenizer.save(str(tmp / TOKENIZER_FILE))
         write_state(tmp, {
             "format": STATE_FORMAT,
             "mode": "imported",
             "step": 0,
             "tokens_seen": 0,
             "config": config.to_dict(),
-            "tokenizer": {"path": str(final_tokenizer), "sha256": hash_file(tmp / TOKENIZER_NAME),
+            "tokenizer": {"path": str(final_tokenizer), "sha256": hash_file(tmp / TOKENIZER_FILE),
                           "vocab_size": tokenizer.get_vocab_size()},
             "imported_from": {
                 "folder": str(source.folder.resolve()),

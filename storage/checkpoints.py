@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.atomic import fsync_tree, write_json_atomic, write_text_atomic
+from storage.chat_format import TOKENIZER_FILE
 from storage.fingerprint import hash_file
 
 STEP_PREFIX = "step-"
@@ -32,7 +33,6 @@ CONFIG_NAME = "config.json"
 OPTIMIZER_NAME = "optimizer.pt"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 ADAPTER_CONFIG = "adapter_config.json"
-TOKENIZER_NAME = "tokenizer.json"
 
 
 class CheckpointMismatch(ValueError):
@@ -122,16 +122,16 @@ def checkpoint_tokenizer(checkpoint: str | os.PathLike) -> Path:
     """The tokenizer.json a checkpoint works with: the one inside its folder (an imported base carries its own),
     else the one its state.json records (training runs record the tokenizer they were trained with)."""
     checkpoint = Path(checkpoint)
-    inside = checkpoint / TOKENIZER_NAME
+    inside = checkpoint / TOKENIZER_FILE
     if inside.is_file():
         return inside
     recorded = ((read_state(checkpoint) or {}).get("tokenizer") or {}).get("path")
     if not recorded:
-        raise ValueError(f"{checkpoint}: no {TOKENIZER_NAME} inside and none recorded in {STATE_NAME}; "
+        raise ValueError(f"{checkpoint}: no {TOKENIZER_FILE} inside and none recorded in {STATE_NAME}; "
                          f"pass the tokenizer explicitly")
     path = Path(recorded)
     if path.is_dir():
-        path = path / TOKENIZER_NAME
+        path = path / TOKENIZER_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{checkpoint}: the tokenizer its {STATE_NAME} records ({path}) is gone")
     return path

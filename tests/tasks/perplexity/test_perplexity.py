@@ -256,7 +256,7 @@ def test_missing_model_file_names_the_path(tmp_path):
 def test_corrupt_model_file_is_a_clear_error(tmp_path, content, kind):
     bad = tmp_path / "model.binary"
     bad.write_bytes(content)
-    with pytest.raises(ValueError, match=rf"{bad}: not a readable KenLM model \({kind}"):
+    with pytest.raises(ValueError, match=rf"{bad}: not a valid KenLM model or corrupted \({kind}"):
         load_kenlm_model(bad)
 
 
@@ -270,7 +270,7 @@ def test_truncated_binary_and_empty_file_and_directory(tmp_path):
         load_kenlm_model(tmp_path)
     truncated = tmp_path / "truncated.arpa"
     truncated.write_bytes(arpa.read_bytes()[:900])
-    with pytest.raises(ValueError, match="truncated.arpa: not a readable KenLM model"):
+    with pytest.raises(ValueError, match="truncated.arpa: not a valid KenLM model or corrupted"):
         load_kenlm_model(truncated)
 
 

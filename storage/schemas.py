@@ -28,6 +28,9 @@ MESSAGE_SCHEMA = pa.schema(
         pa.field("text", pa.string(), nullable=False),
         pa.field("kind", pa.string(), nullable=False),
         pa.field("source_file", pa.string(), nullable=False),
+        # the replied message's index as a string ("#<source id>" when it is not in the chat); None when the
+        # source does not record replies (WhatsApp .txt exports)
+        pa.field("reply_to", pa.string()),
     ]
 )
 

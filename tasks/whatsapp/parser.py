@@ -77,6 +77,9 @@ class ChatMessage:
     text: str
     kind: str  # one of storage.schemas.MESSAGE_KINDS
     source_file: str  # the export's file name
+    # what this message replies to, where the source records it (databases, Telegram; never .txt exports): the
+    # replied message's index as a string, or "#" and the source's own id of it when it is not in the chat
+    reply_to: str | None = None
 
     def as_row(self) -> dict:
         return {
@@ -87,6 +90,7 @@ class ChatMessage:
             "text": self.text,
             "kind": self.kind,
             "source_file": self.source_file,
+            "reply_to": self.reply_to,
         }
 
 

@@ -1,0 +1,181 @@
+"""Telegram Desktop's JSON export → chats: every message shape, one chat or a whole account, and what is refused."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pyarrow as pa
+import pytest
+
+from storage.schemas import MESSAGE_SCHEMA
+from tasks.records import InputFileError, SkipCounter
+from tasks.telegram import looks_like_telegram, read_telegram_export
+from tasks.whatsapp import chat_to_documents
+from tasks.whatsapp.classify import is_poll
+
+PERSONAL = {
+    "name": "Sam Lee",
+    "type": "personal_chat",
+    "id": 4242,
+    "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-14T18:02:05", "date_unixtime": "1710439325",
+         "from": "Sam Lee", "from_id": "user4242", "text": "Hey, are you free on Saturday?",
+         "text_entities": [{"type": "plain", "text": "Hey, are you free on Saturday?"}]},
+        {"id": 2, "type": "message", "date": "2024-03-14T18:03:10", "date_unixtime": "1710439390",
+         "from": "Priya", "from_id": "user1", "reply_to_message_id": 1,
+         "text": ["Yes! See ", {"type": "text_link", "text": "the trail map", "href": "https://example.org/map"},
+                  " and ", {"type": "bold", "text": "bring boots"}, " "]},
+        {"id": 3, "type": "message", "date": "2024-03-14T18:04:00", "date_unixtime": "1710439440",
+         "from": "Sam Lee", "from_id": "user4242", "file": "stickers/sticker.webp", "media_type": "sticker",
+         "sticker_emoji": "👍", "text": ""},
+        {"id": 4, "type": "message", "date": "2024-03-14T18:05:00", "date_unixtime": "1710439500",
+         "from": "Priya", "from_id": "user1", "photo": "photos/photo_1.jpg", "width": 800, "height": 600,
+         "text": "the view last time"},
+        {"id": 5, "type": "message", "date": "2024-03-14T18:06:00", "date_unixtime": "1710439560",
+         "from": "Sam Lee", "from_id": "user4242", "forwarded_from": "Hiking Club",
+         "text": "Trail closed north of the lake until April."},
+        {"id": 6, "type": "message", "date": "2024-03-14T18:07:00", "date_unixtime": "1710439620",
+         "from": "Sam Lee", "from_id": "user4242", "edited": "2024-03-14T18:08:00",
+         "edited_unixtime": "1710439680", "text": "Meet at 8 then", "reply_to_message_id": 999},
+        {"id": 7, "type": "message", "date": "2024-03-14T18:09:00", "date_unixtime": "1710439740",
+         "from": "Priya", "from_id": "user1", "file": "voice_messages/audio_1.ogg",
+         "media_type": "voice_message", "mime_type": "audio/ogg", "duration_seconds": 4, "text": ""},
+    ],
+}
+
+GROUP = {
+    "name": "Hike crew",
+    "type": "private_group",
+    "id": 777,
+    "messages": [
+        {"id": 10, "type": "service", "date": "2024-04-01T09:00:00", "date_unixtime": "1711962000",
+         "actor": "Priya", "actor_id": "user1", "action": "create_group", "title": "Hike crew",
+         "members": ["Sam Lee", "Kim"], "text": ""},
+        {"id": 11, "type": "service", "date": "2024-04-01T09:00:30", "date_unixtime": "1711962030",
+         "actor": "Priya", "actor_id": "user1", "action": "invite_members", "members": ["Alex"], "text": ""},
+        {"id": 12, "type": "message", "date": "2024-04-01T09:01:00", "date_unixtime": "1711962060",
+         "from": "Kim", "from_id": "user3", "poll": {"question": "Which Saturday?", "closed": False,
+                                                      "total_voters": 3,
+                                                      "answers": [{"text": "the 6th", "voters": 2, "chosen": True},
+                                                                  {"text": "the 13th", "voters": 1, "chosen": False}]},
+         "text": ""},
+        {"id": 13, "type": "service", "date": "2024-04-01T09:02:00", "date_unixtime": "1711962120",
+         "actor": "Kim", "actor_id": "user3", "action": "pin_message", "message_id": 12, "text": ""},
+        {"id": 14, "type": "message", "date": "2024-04-01T09:03:00", "date_unixtime": "1711962180",
+         "from": "Alex", "from_id": "user5", "text": ["ping ", {"type": "mention", "text": "@kim"}],
+         "reply_to_message_id": 12},
+        {"id": 15, "type": "service", "date": "2024-04-01T20:00:00", "date_unixtime": "1712001600",
+         "actor": "Sam Lee", "actor_id": "user4242", "action": "phone_call", "duration_seconds": 65, "text": ""},
+        # malformed records: no date, a number as text, an unknown record type, nothing at all
+        {"id": 16, "type": "message", "from": "Kim", "text": "lost in time"},
+        {"id": 17, "type": "message", "date": "2024-04-01T20:01:00", "from": "Kim", "text": 42},
+        {"id": 18, "type": "reaction", "date": "2024-04-01T20:02:00", "text": ""},
+        {"id": 19, "type": "message", "date": "2024-04-01T20:03:00", "from": "Kim", "text": ""},
+        {"id": 20, "type": "message", "date": "2024-04-01T20:04:00", "from": "Kim", "text": "still here"},
+    ],
+}
+
+
+def _write(tmp_path, data, name="result.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_personal_chat_authors_texts_kinds_and_times(tmp_path):
+    [chat] = read_telegram_export(_write(tmp_path, PERSONAL))
+    rows = [(m.author, m.kind, m.text) for m in chat.messages]
+    assert rows == [
+        ("Sam Lee", "text", "Hey, are you free on Saturday?"),
+        ("Priya", "text", "Yes! See the trail map and bring boots"),  # entities flattened, link text kept
+        ("Sam Lee", "media", "sticker omitted"),
+        ("Priya", "media", "image omitted\nthe view last time"),  # the caption after the placeholder
+        ("Sam Lee", "text", "Trail closed north of the lake until April."),
+        ("Sam Lee", "edited", "Meet at 8 then"),
+        ("Priya", "media", "voice message omitted"),
+    ]
+    assert chat.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5)  # `date` as written: local time
+    assert [m.reply_to for m in chat.messages] == [None, "0", None, None, None, "#999", None]
+    assert chat.stats["forwarded"] == 1 and chat.stats["forwarded_indexes"] == [4]
+    assert chat.stats["replies"] == 2 and chat.stats["replies_unresolved"] == 1
+    assert chat.stats["chat_name"] == "Sam Lee" and chat.stats["chat_type"] == "personal_chat"
+    assert chat.stats["kinds"]["media"] == 3 and chat.source_file == "result.json"
+
+
+def test_group_service_messages_poll_and_skips(tmp_path):
+    skips = SkipCounter()
+    [chat] = read_telegram_export(_write(tmp_path, GROUP), skips)
+    assert [(m.author, m.kind, m.text) for m in chat.messages if m.kind == "system"] == [
+        (None, "system", 'Priya created group "Hike crew"'),
+        (None, "system", "Priya added Alex"),
+        (None, "system", "Kim pinned a message"),
+        (None, "system", "Sam Lee called (65 s)"),
+    ]
+    poll = next(m for m in chat.messages if m.kind == "poll")
+    assert poll.author == "Kim" and is_poll(poll.text)
+    assert poll.text == "POLL:\nWhich Saturday?\nOPTION: the 6th (2 votes)\nOPTION: the 13th (1 vote)"
+    ping = next(m for m in chat.messages if m.author == "Alex")
+    assert ping.text == "ping @kim" and chat.messages[int(ping.reply_to)] is poll
+    assert chat.messages[-1].text == "still here"
+    expected = {"telegram_bad_date": 1, "telegram_malformed_message": 1, "telegram_unknown_record": 1,
+                "telegram_empty_message": 1}
+    assert dict(skips.counts) == expected and chat.stats["skipped"] == expected
+
+
+def test_account_export_gives_one_chat_per_entry(tmp_path):
+    account = {
+        "about": "Here is the data you requested.",
+        "personal_information": {"user_id": 1, "first_name": "Priya"},
+        "chats": {"about": "This page lists all chats from this export.", "list": [PERSONAL, GROUP]},
+    }
+    path = _write(tmp_path, account)
+    assert looks_like_telegram(path)
+    chats = read_telegram_export(path)
+    assert [c.stats["chat_name"] for c in chats] == ["Sam Lee", "Hike crew"]
+    assert len({c.chat_id for c in chats}) == 2
+    assert all(m.chat_id == c.chat_id for c in chats for m in c.messages)
+    assert [len(c.messages) for c in chats] == [7, 7]
+    # the same chat alone in another file is another chat_id (the file's hash is part of it), stable on re-read
+    assert read_telegram_export(path)[0].chat_id == chats[0].chat_id
+
+
+def test_rows_fit_the_messages_schema_and_documents_keep_authors(tmp_path):
+    [chat] = read_telegram_export(_write(tmp_path, PERSONAL))
+    table = pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
+    assert table.column("reply_to").to_pylist()[:2] == [None, "0"]
+    [doc] = chat_to_documents(chat)
+    assert doc.text.splitlines() == [
+        "Sam Lee: Hey, are you free on Saturday?",
+        "Priya: Yes! See the trail map and bring boots",
+        "Sam Lee: Trail closed north of the lake until April.",
+        "Sam Lee: Meet at 8 then",
+    ]
+    assert json.loads(doc.meta)["authors"] == ["Sam Lee", "Priya"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"name": "x", "list": []}', "not a Telegram Desktop export"),
+        ("[1, 2, 3]", "not a Telegram Desktop export"),
+        ('{"messages": [', "not valid JSON (line 1"),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+    ],
+)
+def test_files_that_are_not_telegram_exports_are_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "result.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(InputFileError) as err:
+        read_telegram_export(path)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+    assert not looks_like_telegram(path) or content.startswith("{")
+
+
+def test_missing_date_falls_back_to_unixtime_in_the_given_zone(tmp_path):
+    data = {"name": "x", "type": "personal_chat", "id": 1, "messages": [
+        {"id": 1, "type": "message", "date_unixtime": "1710439325", "from": "A", "text": "hi"}]}
+    path = _write(tmp_path, data)
+    assert read_telegram_export(path)[0].messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5)
+    paris = read_telegram_export(path, tz="Europe/Paris")[0].messages[0].timestamp
+    assert paris == datetime(2024, 3, 14, 19, 2, 5)

@@ -1,0 +1,289 @@
+"""WhatsApp's own databases → chats: Android msgstore.db (current and legacy schemas) and iOS ChatStorage.sqlite,
+built here with the real table and column names and invented messages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from datetime import datetime, timezone
+
+import pyarrow as pa
+import pytest
+
+from storage.schemas import MESSAGE_SCHEMA
+from tasks.records import InputFileError, SkipCounter
+from tasks.whatsapp import chat_to_documents
+from tasks.whatsapp.database import APPLE_EPOCH, looks_like_whatsapp_database, read_whatsapp_database
+
+
+def _ms(*args) -> int:
+    return int(datetime(*args, tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def _android_db(path):
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE jid (_id INTEGER PRIMARY KEY, user TEXT, server TEXT, agent INTEGER, device INTEGER,
+                          type INTEGER, raw_string TEXT);
+        CREATE TABLE chat (_id INTEGER PRIMARY KEY, jid_row_id INTEGER UNIQUE, hidden INTEGER, subject TEXT,
+                           created_timestamp INTEGER, sort_timestamp INTEGER);
+        CREATE TABLE message (_id INTEGER PRIMARY KEY, chat_row_id INTEGER, from_me INTEGER, key_id TEXT,
+                              sender_jid_row_id INTEGER, status INTEGER, broadcast INTEGER,
+                              recipient_count INTEGER, participant_hash TEXT, origination_flags INTEGER,
+                              origin INTEGER, timestamp INTEGER, received_timestamp INTEGER,
+                              receipt_server_timestamp INTEGER, message_type INTEGER, text_data TEXT,
+                              starred INTEGER, lookup_tables INTEGER, sort_id INTEGER);
+        CREATE TABLE message_quoted (message_row_id INTEGER PRIMARY KEY, chat_row_id INTEGER,
+                                     parent_message_chat_row_id INTEGER, from_me INTEGER,
+                                     sender_jid_row_id INTEGER, key_id TEXT, timestamp INTEGER,
+                                     message_type INTEGER, origin INTEGER, text_data TEXT);
+        CREATE TABLE message_system (message_row_id INTEGER PRIMARY KEY, action_type INTEGER);
+        CREATE TABLE message_poll_option (_id INTEGER PRIMARY KEY, message_row_id INTEGER, option_sha256 TEXT,
+                                          option_name TEXT, vote_total INTEGER);
+        INSERT INTO jid VALUES (1, '447700900123', 's.whatsapp.net', 0, 0, 0, '447700900123@s.whatsapp.net');
+        INSERT INTO jid VALUES (2, '120363000000000001', 'g.us', 0, 0, 1, '120363000000000001@g.us');
+        INSERT INTO jid VALUES (3, '33600000001', 's.whatsapp.net', 0, 0, 0, '33600000001@s.whatsapp.net');
+        INSERT INTO jid VALUES (4, 'status', 'broadcast', 0, 0, 5, 'status@broadcast');
+        INSERT INTO chat VALUES (1, 1, 0, NULL, 0, 0);
+        INSERT INTO chat VALUES (2, 2, 0, 'Hike crew', 0, 0);
+        INSERT INTO chat VALUES (3, 4, 0, NULL, 0, 0);
+        """
+    )
+    rows = [
+        # _id, chat, from_me, key_id, sender, flags, timestamp, type, text
+        (1, 1, 0, "AA01", 0, 0, _ms(2024, 3, 14, 18, 2, 5), 0, "Hey, are you free on Saturday?"),
+        (2, 1, 1, "AA02", 0, 0, _ms(2024, 3, 14, 18, 3, 10), 0, "Yes! Where do we meet?"),
+        (3, 1, 0, "AA03", 0, 0, _ms(2024, 3, 14, 18, 4), 1, "the trail map"),
+        (4, 1, 0, "AA04", 0, 1, _ms(2024, 3, 14, 18, 5), 0, "Trail closed north of the lake."),
+        (5, 1, 1, "AA05", 0, 0, _ms(2024, 3, 14, 18, 6), 15, None),
+        (6, 1, 0, "AA06", 0, 0, _ms(2024, 3, 14, 18, 7), 20, None),
+        (7, 2, 1, "BB01", 0, 0, _ms(2024, 4, 1, 9, 0), 7, None),
+        (8, 2, 0, "BB02", 3, 0, _ms(2024, 4, 1, 9, 1), 0, "Count me in"),
+        (9, 2, 0, "BB03", 3, 0, _ms(2024, 4, 1, 9, 2), 99, "Which Saturday?"),
+        (10, 2, 1, "BB04", 0, 0, _ms(2024, 4, 1, 9, 3), 0, "the 6th for me"),
+        (11, 3, 0, "CC01", 1, 0, _ms(2024, 4, 2, 9, 0), 0, "my status"),
+        (12, 9, 0, "DD01", 1, 0, _ms(2024, 4, 2, 9, 0), 0, "a chat that is gone"),
+        (13, 1, 0, "AA07", 0, 0, _ms(2024, 3, 14, 18, 8), 0, ""),
+    ]
+    db.executemany(
+        "INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, origination_flags, timestamp, "
+        "message_type, text_data, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+        rows,
+    )
+    db.execute("INSERT INTO message_quoted (message_row_id, chat_row_id, key_id, text_data) VALUES (2, 1, 'AA01', 'Hey')")
+    db.execute("INSERT INTO message_quoted (message_row_id, chat_row_id, key_id, text_data) VALUES (10, 2, 'BB03', '')")
+    db.execute("INSERT INTO message_quoted (message_row_id, chat_row_id, key_id, text_data) VALUES (8, 2, 'ZZ99', '')")
+    db.execute("INSERT INTO message_system VALUES (7, 11)")
+    db.executemany(
+        "INSERT INTO message_poll_option (message_row_id, option_name, vote_total) VALUES (9, ?, ?)",
+        [("the 6th", 2), ("the 13th", 1)],
+    )
+    db.commit()
+    db.close()
+    return path
+
+
+def _legacy_db(path):
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE messages (_id INTEGER PRIMARY KEY AUTOINCREMENT, key_remote_jid TEXT NOT NULL,
+            key_from_me INTEGER, key_id TEXT NOT NULL, status INTEGER, needs_push INTEGER, data TEXT,
+            timestamp INTEGER, media_url TEXT, media_mime_type TEXT, media_wa_type TEXT, media_size INTEGER,
+            media_name TEXT, media_caption TEXT, latitude REAL, longitude REAL, remote_resource TEXT,
+            received_timestamp INTEGER, quoted_row_id INTEGER);
+        CREATE TABLE messages_quotes (_id INTEGER PRIMARY KEY AUTOINCREMENT, key_remote_jid TEXT,
+            key_from_me INTEGER, key_id TEXT, data TEXT, timestamp INTEGER);
+        CREATE TABLE chat_list (_id INTEGER PRIMARY KEY AUTOINCREMENT, key_remote_jid TEXT UNIQUE, subject TEXT);
+        INSERT INTO chat_list (key_remote_jid, subject) VALUES ('120363000000000002@g.us', 'Book club');
+        """
+    )
+    rows = [
+        ("-1", 0, "-1", 0, None, 0, "0", None, None, None),
+        ("447700900123@s.whatsapp.net", 0, "L1", 0, "Did you finish it?", _ms(2019, 5, 1, 20, 0), "0", None, None, 0),
+        ("447700900123@s.whatsapp.net", 1, "L2", 5, "Not yet!", _ms(2019, 5, 1, 20, 1), "0", None, None, 1),
+        ("120363000000000002@g.us", 0, "L3", 6, None, _ms(2019, 5, 2, 8, 0), "0", None, "33600000001@s.whatsapp.net", 0),
+        ("120363000000000002@g.us", 0, "L4", 0, None, _ms(2019, 5, 2, 8, 1), "1", "chapter 3 notes",
+         "33600000001@s.whatsapp.net", 0),
+        ("120363000000000002@g.us", 1, "L5", 5, "Thanks!", _ms(2019, 5, 2, 8, 2), "0", None, None, 0),
+    ]
+    db.executemany(
+        "INSERT INTO messages (key_remote_jid, key_from_me, key_id, status, data, timestamp, media_wa_type, "
+        "media_caption, remote_resource, quoted_row_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    db.execute("INSERT INTO messages_quotes (_id, key_remote_jid, key_id, data) VALUES (1, '447700900123@s.whatsapp.net', 'L1', 'Did you finish it?')")
+    db.commit()
+    db.close()
+    return path
+
+
+def _ios_db(path):
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE ZWACHATSESSION (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZSESSIONTYPE INTEGER,
+            ZLASTMESSAGEDATE TIMESTAMP, ZCONTACTJID VARCHAR, ZPARTNERNAME VARCHAR, ZGROUPINFO INTEGER);
+        CREATE TABLE ZWAGROUPMEMBER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZISADMIN INTEGER,
+            ZCHATSESSION INTEGER, ZCONTACTNAME VARCHAR, ZFIRSTNAME VARCHAR, ZMEMBERJID VARCHAR);
+        CREATE TABLE ZWAPROFILEPUSHNAME (Z_PK INTEGER PRIMARY KEY, ZJID VARCHAR, ZPUSHNAME VARCHAR);
+        CREATE TABLE ZWAMESSAGE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHATSESSION INTEGER,
+            ZGROUPEVENTTYPE INTEGER, ZGROUPMEMBER INTEGER, ZISFROMME INTEGER, ZMESSAGESTATUS INTEGER,
+            ZMESSAGETYPE INTEGER, ZSORT INTEGER, ZMEDIAITEM INTEGER, ZFLAGS INTEGER, ZMESSAGEDATE TIMESTAMP,
+            ZSENTDATE TIMESTAMP, ZFROMJID VARCHAR, ZSTANZAID VARCHAR, ZTEXT VARCHAR, ZTOJID VARCHAR,
+            ZPUSHNAME VARCHAR);
+        CREATE TABLE ZWAMEDIAITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZMESSAGE INTEGER,
+            ZMEDIALOCALPATH VARCHAR, ZTITLE VARCHAR, ZMETADATA BLOB);
+        INSERT INTO ZWACHATSESSION VALUES (1, 5, 1, 0, 0, '447700900123@s.whatsapp.net', 'Sam Lee', NULL);
+        INSERT INTO ZWACHATSESSION VALUES (2, 5, 1, 1, 0, '120363000000000001@g.us', 'Hike crew', 1);
+        INSERT INTO ZWAGROUPMEMBER VALUES (1, 3, 1, 0, 2, '', 'Kim', '33600000001@s.whatsapp.net');
+        INSERT INTO ZWAGROUPMEMBER VALUES (2, 3, 1, 0, 2, '', NULL, '33600000002@s.whatsapp.net');
+        INSERT INTO ZWAPROFILEPUSHNAME VALUES (1, '33600000002@s.whatsapp.net', 'Alex ⛰');
+        """
+    )
+
+    def apple(*args):
+        return datetime(*args, tzinfo=timezone.utc).timestamp() - APPLE_EPOCH
+
+    rows = [
+        # pk, chat, event, member, from_me, type, sort, flags, date, fromjid, stanza, text
+        (1, 1, None, None, 0, 0, 1, 0, apple(2024, 3, 14, 18, 2, 5) + 0.5, "447700900123@s.whatsapp.net", "3A01", "Hey, are you free on Saturday?"),
+        (2, 1, None, None, 1, 0, 2, 0, apple(2024, 3, 14, 18, 3, 10), None, "3A02", "Yes! Where do we meet?"),
+        (3, 1, None, None, 0, 1, 3, 0, apple(2024, 3, 14, 18, 4), "447700900123@s.whatsapp.net", "3A03", None),
+        (4, 1, None, None, 0, 7, 4, 128, apple(2024, 3, 14, 18, 5), "447700900123@s.whatsapp.net", "3A04", "see https://example.org"),
+        (5, 1, None, None, 0, 14, 5, 0, apple(2024, 3, 14, 18, 6), "447700900123@s.whatsapp.net", "3A05", None),
+        (6, 2, 12, 1, 0, 6, 1, 0, apple(2024, 4, 1, 9, 0), "120363000000000001@g.us", "3B01", None),
+        (7, 2, None, 1, 0, 0, 2, 0, apple(2024, 4, 1, 9, 1), "120363000000000001@g.us", "3B02", "Count me in"),
+        (8, 2, None, 2, 0, 15, 3, 0, apple(2024, 4, 1, 9, 2), "120363000000000001@g.us", "3B03", None),
+        (9, 2, None, None, 1, 0, 4, 0, apple(2024, 4, 1, 9, 3), None, "3B04", "great"),
+        (10, 2, None, 2, 0, 0, 5, 0, None, "120363000000000001@g.us", "3B05", "no date"),
+    ]
+    db.executemany(
+        "INSERT INTO ZWAMESSAGE (Z_PK, ZCHATSESSION, ZGROUPEVENTTYPE, ZGROUPMEMBER, ZISFROMME, ZMESSAGETYPE, "
+        "ZSORT, ZFLAGS, ZMESSAGEDATE, ZFROMJID, ZSTANZAID, ZTEXT) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    quoted = b"\x2a" + bytes([4]) + b"3A01" + b"\x32\x0f447700900123@s"  # field 5: the quoted stanza id
+    db.execute("INSERT INTO ZWAMEDIAITEM (ZMESSAGE, ZMETADATA) VALUES (2, ?)", (quoted,))
+    db.execute("INSERT INTO ZWAMEDIAITEM (ZMESSAGE, ZTITLE, ZMEDIALOCALPATH) VALUES (3, 'the trail map', 'Media/x.jpg')")
+    db.commit()
+    db.close()
+    return path
+
+
+def _rows(chat):
+    return [(m.author, m.kind, m.text) for m in chat.messages]
+
+
+def test_android_database_one_chat_per_chat_row(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    skips = SkipCounter()
+    sam, group = read_whatsapp_database(path, skips, me="Priya")
+    assert _rows(sam) == [
+        ("447700900123", "text", "Hey, are you free on Saturday?"),
+        ("Priya", "text", "Yes! Where do we meet?"),
+        ("447700900123", "media", "image omitted\nthe trail map"),
+        ("447700900123", "text", "Trail closed north of the lake."),
+        ("Priya", "deleted", "You deleted this message"),
+        ("447700900123", "media", "sticker omitted"),
+    ]
+    assert sam.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5)  # UTC by default
+    assert [m.reply_to for m in sam.messages][:2] == [None, "0"]
+    assert sam.stats["forwarded"] == 1 and sam.stats["forwarded_indexes"] == [3]
+    assert sam.stats["source"] == "whatsapp-db-android" and sam.stats["skipped"] == {"whatsapp_db_empty_message": 1}
+    assert _rows(group) == [
+        (None, "system", "Priya created the group"),
+        ("33600000001", "text", "Count me in"),
+        ("33600000001", "poll", "POLL:\nWhich Saturday?\nOPTION: the 6th (2 votes)\nOPTION: the 13th (1 vote)"),
+        ("Priya", "text", "the 6th for me"),
+    ]
+    assert [m.reply_to for m in group.messages] == [None, "#ZZ99", None, "2"]
+    assert group.stats["chat_name"] == "Hike crew" and group.stats["group"]
+    assert sam.chat_id != group.chat_id
+    assert skips.counts["whatsapp_db_status_update"] == 1 and skips.counts["whatsapp_db_message_without_chat"] == 1
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before  # read-only
+    assert not (tmp_path / "msgstore.db-journal").exists() and not (tmp_path / "msgstore.db-wal").exists()
+
+
+def test_android_time_zone_and_contact_names(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    wa = sqlite3.connect(tmp_path / "wa.db")
+    wa.execute("CREATE TABLE wa_contacts (_id INTEGER PRIMARY KEY, jid TEXT, display_name TEXT, wa_name TEXT)")
+    wa.execute("INSERT INTO wa_contacts (jid, display_name, wa_name) VALUES ('447700900123@s.whatsapp.net', 'Sam Lee', 'Sam')")
+    wa.execute("INSERT INTO wa_contacts (jid, display_name, wa_name) VALUES ('33600000001@s.whatsapp.net', '', 'Kim')")
+    wa.commit()
+    wa.close()
+    sam, group = read_whatsapp_database(path, tz="Europe/London", contacts_db=tmp_path / "wa.db")
+    assert sam.messages[0].author == "Sam Lee" and sam.messages[1].author == "me"
+    assert group.messages[1].author == "Kim"
+    assert sam.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5)  # GMT in March
+    assert group.messages[1].timestamp == datetime(2024, 4, 1, 10, 1)  # BST in April
+
+
+def test_legacy_android_messages_table(tmp_path):
+    sam, club = read_whatsapp_database(_legacy_db(tmp_path / "msgstore.db"))
+    assert _rows(sam) == [("447700900123", "text", "Did you finish it?"), ("me", "text", "Not yet!")]
+    assert sam.messages[1].reply_to == "0" and sam.stats["source"] == "whatsapp-db-android-legacy"
+    assert club.stats["chat_name"] == "Book club"
+    assert [m.kind for m in club.messages] == ["system", "media", "text"]
+    assert club.messages[1].author == "33600000001" and club.messages[1].text == "image omitted\nchapter 3 notes"
+    assert club.messages[0].timestamp == datetime(2019, 5, 2, 8, 0)
+
+
+def test_ios_chat_storage(tmp_path):
+    skips = SkipCounter()
+    sam, group = read_whatsapp_database(_ios_db(tmp_path / "ChatStorage.sqlite"), skips, me="Priya")
+    assert _rows(sam) == [
+        ("Sam Lee", "text", "Hey, are you free on Saturday?"),
+        ("Priya", "text", "Yes! Where do we meet?"),
+        ("Sam Lee", "media", "image omitted\nthe trail map"),
+        ("Sam Lee", "text", "see https://example.org"),
+        ("Sam Lee", "deleted", "This message was deleted"),
+    ]
+    assert sam.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5, 500000)
+    assert sam.messages[1].reply_to == "0"
+    assert sam.stats["forwarded_indexes"] == [3] and sam.stats["source"] == "whatsapp-db-ios"
+    assert _rows(group) == [
+        (None, "system", "Kim created the group"),
+        ("Kim", "text", "Count me in"),  # ZCONTACTNAME empty: ZFIRSTNAME
+        ("Alex ⛰", "media", "sticker omitted"),  # neither: the push name
+        ("Priya", "text", "great"),
+    ]
+    assert skips.counts["whatsapp_db_bad_timestamp"] == 1
+
+
+@pytest.mark.parametrize("build", [_android_db, _legacy_db, _ios_db])
+def test_documents_from_database_chats(tmp_path, build):
+    chats = read_whatsapp_database(build(tmp_path / "db.sqlite"))
+    for chat in chats:
+        pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
+        docs = chat_to_documents(chat)
+        typed = {m.author for m in chat.messages if m.kind == "text"}
+        assert {a for d in docs for a in json.loads(d.meta)["authors"]} >= typed
+        assert all(d.text for d in docs)
+
+
+def test_encrypted_backup_and_other_files_are_one_line_errors(tmp_path):
+    crypt = tmp_path / "msgstore.db.crypt15"
+    crypt.write_bytes(os.urandom(4096))
+    text = tmp_path / "msgstore.db"
+    text.write_text("31/12/2023, 21:05 - Sam: hi\n")
+    other = tmp_path / "other.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE notes (body TEXT)")
+    db.commit()
+    db.close()
+    cases = {crypt: "encrypted WhatsApp backup (.crypt15)", text: "not an SQLite database",
+             other: "without WhatsApp's message tables"}
+    for path, message in cases.items():
+        with pytest.raises(InputFileError) as err:
+            read_whatsapp_database(path)
+        assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+    assert looks_like_whatsapp_database(crypt) and looks_like_whatsapp_database(other)
+    assert not looks_like_whatsapp_database(text)
+    with pytest.raises(InputFileError, match="no such file"):
+        read_whatsapp_database(tmp_path / "missing.db")

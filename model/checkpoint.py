@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import torch.nn as nn
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from model.config import ModelConfig
+from model.config import SIZE_FIELDS, ModelConfig, check_fits_in_memory
 from model.transformer import GPT
 from storage.atomic import write_atomic, write_text_atomic
 from storage.checkpoints import CONFIG_NAME, OPTIMIZER_NAME, WEIGHTS_NAME, CheckpointMismatch
@@ -60,9 +61,17 @@ def load_config(directory: str | os.PathLike) -> ModelConfig:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no model config here (expected a directory written by save_model)")
     try:
-        return ModelConfig.from_dict(json.loads(path.read_text()))
-    except (json.JSONDecodeError, ValueError, TypeError) as exc:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object of ModelConfig fields, found {type(data).__name__}")
+        missing = [name for name in SIZE_FIELDS if name not in data]
+        if missing:
+            raise ValueError(f"missing field(s) {', '.join(missing)}")
+        config = ModelConfig.from_dict(data)
+        check_fits_in_memory(config)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, TypeError) as exc:
         raise ValueError(f"{path}: not a valid model config: {exc}") from exc
+    return config
 
 
 def load_model(directory: str | os.PathLike, device: torch.device | str = "cpu",
@@ -143,8 +152,25 @@ def save_optimizer(optimizer: torch.optim.Optimizer, names: dict[int, str], dire
 
 
 def load_optimizer(optimizer: torch.optim.Optimizer, names: dict[int, str], directory: Path) -> None:
-    tensors = torch.load(directory / OPTIMIZER_NAME, weights_only=True, map_location="cpu")
+    path = directory / OPTIMIZER_NAME
+    what_to_do = (f"delete this checkpoint folder to resume from an earlier one, or the run folder {directory.parent} "
+                  f"to start over")
+    try:
+        tensors = torch.load(path, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError:  # PyTorch's message suggests loading it unsafely: never repeat it
+        raise ValueError(f"{path}: not a chatlike checkpoint: it contains pickled Python objects, which chatlike "
+                         f"refuses to load for safety; {what_to_do}") from None
+    except (RuntimeError, EOFError, OSError) as exc:
+        raise ValueError(f"{path}: damaged or not a PyTorch tensor file ({_first_line(exc)}); {what_to_do}") from None
+    if not isinstance(tensors, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in tensors.items()):
+        raise ValueError(f"{path}: not a chatlike checkpoint (expected a flat dict of named tensors, found "
+                         f"{type(tensors).__name__}); {what_to_do}")
     load_optimizer_tensors(optimizer, names, tensors, directory)
+
+
+def _first_line(exc: BaseException) -> str:
+    return next(iter(str(exc).strip().splitlines()), type(exc).__name__)
 
 
 def rng_state(device: torch.device) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,10 @@ NORM_POSITIONS = ("pre", "post")
 MLPS = ("relu", "leaky_relu", "silu", "gelu", "swiglu", "geglu")
 GATED_MLPS = ("swiglu", "geglu")
 LINEAR_FEATURE_MAPS = ("elu", "relu")
+# 16.8 M ids: 64 times the largest vocabularies in use (256 k); a config asking for more is damaged or hostile.
+MAX_VOCAB_SIZE = 1 << 24
+# The fields a config.json must hold: without them it describes some other model than the weights beside it.
+SIZE_FIELDS = ("vocab_size", "block_size", "n_layers", "n_heads", "d_model")
 
 
 @dataclass
@@ -190,6 +195,8 @@ class ModelConfig:
             if getattr(self, name) is not None:
                 _at_least(name, getattr(self, name), 1)
 
+        if self.vocab_size > MAX_VOCAB_SIZE:
+            raise ValueError(f"vocab_size={self.vocab_size} must be <= {MAX_VOCAB_SIZE:,} (2**24)")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
                              f"every head needs d_model / n_heads features")
@@ -367,6 +374,18 @@ def count_parameters(cfg: ModelConfig, active_only: bool = False) -> int:
     return total
 
 
+def check_fits_in_memory(cfg: ModelConfig, memory_bytes: int | None = None) -> None:
+    """Refuse a config whose float32 parameters alone exceed this machine's memory (the sizes are named), before
+    PyTorch's allocator fails deep inside the model or the kernel kills the process."""
+    if memory_bytes is None:
+        memory_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    needed = 4 * count_parameters(cfg)
+    if needed > memory_bytes:
+        sizes = ", ".join(f"{name}={getattr(cfg, name):,}" for name in SIZE_FIELDS if name != "block_size")
+        raise ValueError(f"{sizes} make {needed // 4:,} parameters ({needed / 1e9:,.1f} GB in float32), more than "
+                         f"this machine's {memory_bytes / 1e9:,.1f} GB of memory")
+
+
 def matmul_parameters(cfg: ModelConfig) -> int:
     """Parameters one token multiplies with (the N of 6N): active parameters without the lookup tables
     (position embeddings, relative bias, and the input embedding when it is not the tied output head)."""
@@ -433,6 +452,7 @@ def mfu(tokens_per_second: float, flops_per_token_: float, peak_flops: float | N
 
 
 __all__ = [
-    "ATTENTIONS", "MLPS", "NORMS", "POSITIONS", "PRESETS", "ROPE_SCALINGS", "ModelConfig", "attended_keys", "count_parameters",
+    "ATTENTIONS", "MAX_VOCAB_SIZE", "MLPS", "NORMS", "POSITIONS", "PRESETS", "ROPE_SCALINGS", "SIZE_FIELDS", "ModelConfig",
+    "attended_keys", "check_fits_in_memory", "count_parameters",
     "device_peak_flops", "flops_per_token", "matmul_parameters", "mfu",
 ]

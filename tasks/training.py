@@ -34,6 +34,7 @@ LORA_TARGET_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "q_a_proj", "q_b_
                        "gate_proj", "up_proj", "down_proj"]
 TAIL_LINES = 40  # output lines quoted in the error of a failed run
 TERMINATE_GRACE_S = 10.0
+ERROR_PREFIX = "error: "  # how model.train's main writes an error the user can act on (one line)
 
 Device = Literal["auto", "cpu", "cuda"]
 DType = Literal["auto", "float32", "bfloat16"]
@@ -302,6 +303,10 @@ def run_streaming(cmd: Sequence[str], log: Callable[[str], None], env: Mapping[s
         if proc.stdout is not None:
             proc.stdout.close()
     if code != 0 and check:
+        # model.train reports what the user can act on as one `error: …` line: that line is the whole error
+        errors = [line for line in tail if line.startswith(ERROR_PREFIX)]
+        if errors:
+            raise RuntimeError(f"training command exited with code {code}: {errors[-1][len(ERROR_PREFIX):]}")
         shown = "\n".join(tail) or "(no output)"
         raise RuntimeError(f"training command exited with code {code}: {' '.join(cmd)}\nlast output:\n{shown}")
     return code

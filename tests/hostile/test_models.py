@@ -148,3 +148,117 @@ def test_a_malformed_arpa_file_is_a_one_line_error(tmp_path, text):
         PerplexityScorer(bad)
     message = _one_line(err)
     assert str(bad) in message and "not a valid KenLM model or corrupted" in message
+
+
+# ----------------------------------------------------------------------------- checkpoints and configs (item 8)
+
+
+@pytest.fixture()
+def resumable_run(tmp_path):
+    """run.json of a tiny pretrain run with a checkpoint at step 2, set to resume up to step 4."""
+    from model.train import train
+    from tasks.training import PretrainParams, write_run_config
+    from tests.support import quiet_params, run_config
+
+    cfg = run_config("pretrain", tmp_path / "run", quiet_params(PretrainParams, max_steps=2, checkpoint_interval=2))
+    train(cfg)
+    cfg["params"]["max_steps"] = 4
+    return write_run_config(cfg), tmp_path / "run" / "step-000002"
+
+
+def test_a_child_error_line_is_the_whole_launcher_error():
+    import sys
+
+    from tasks.training import run_streaming
+
+    child = "import sys; print('INFO loading'); print('error: run/x.pt: not a chatlike checkpoint'); sys.exit(2)"
+    with pytest.raises(RuntimeError) as err:
+        run_streaming([sys.executable, "-c", child], lambda line: None)
+    assert _one_line(err) == "training command exited with code 2: run/x.pt: not a chatlike checkpoint"
+
+
+@pytest.mark.slow  # a tiny training run, then the launcher's child resuming it (about 20 s on 2 cores)
+def test_a_pickled_optimizer_state_is_refused_in_one_line_through_the_launcher(resumable_run):
+    import functools
+
+    import torch
+
+    from tasks.training import launch_training
+
+    config, checkpoint = resumable_run
+    optimizer = checkpoint / "optimizer.pt"
+    torch.save({"embed_tokens.weight/exp_avg": functools.partial(print, "pwned")}, optimizer)
+    lines: list[str] = []
+    with pytest.raises(RuntimeError) as err:
+        launch_training(["--config", str(config)], 1, lines.append, env={"OMP_NUM_THREADS": "1"})
+    message = _one_line(err)
+    assert str(optimizer) in message and "pickled" in message and "safety" in message
+    assert "weights_only" not in message and "weights_only" not in "\n".join(lines)
+    assert "delete this checkpoint folder" in message and "the run folder" in message
+
+
+@pytest.mark.parametrize("content", ["tensors of another shape", "not a dict", "not a torch file"])
+def test_an_optimizer_state_that_is_not_chatlikes_is_one_line(tmp_path, content):
+    import torch
+
+    from model.checkpoint import load_optimizer
+
+    checkpoint = tmp_path / "run" / "step-000002"
+    checkpoint.mkdir(parents=True)
+    optimizer = checkpoint / "optimizer.pt"
+    if content == "tensors of another shape":
+        torch.save({"nothing/exp_avg": torch.zeros(3)}, optimizer)
+    elif content == "not a dict":
+        torch.save([1, 2, 3], optimizer)
+    else:
+        optimizer.write_bytes(b"PK\x03\x04 not really a zip")
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    names = {id(p): n for n, p in model.named_parameters()}
+    with pytest.raises(ValueError) as err:
+        load_optimizer(opt, names, checkpoint)
+    message = _one_line(err)
+    assert str(optimizer) in message
+
+
+@pytest.fixture()
+def tiny_model_dir(tmp_path) -> Path:
+    from model.checkpoint import save_model
+    from model.config import ModelConfig
+    from model.transformer import GPT
+
+    config = ModelConfig.preset("tiny", vocab_size=64, d_model=32, n_layers=1, n_heads=2, block_size=16)
+    return save_model(GPT(config), tmp_path / "model")
+
+
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        ({"vocab_size": 10**12}, "vocab_size"),
+        ({"n_layers": 10**7}, "n_layers"),
+        ({"d_model": 2**20, "n_heads": 1}, "d_model"),
+        ({"d_model": -5}, "d_model"),
+        ({"d_model": None}, "d_model"),  # None stands for a field that is missing from the file
+        ({"n_embd": 32}, "n_embd"),
+    ],
+    ids=["vocab-1e12", "ten-million-layers", "huge-width", "negative-width", "missing-field", "unknown-field"],
+)
+def test_an_absurd_config_json_is_one_line_naming_the_file_and_field(tiny_model_dir, change, field):
+    import json
+
+    from model.checkpoint import load_model
+
+    config = tiny_model_dir / "config.json"
+    data = json.loads(config.read_text())
+    for key, value in change.items():
+        if value is None:
+            del data[key]
+        else:
+            data[key] = value
+    config.write_text(json.dumps(data))
+    started = time.monotonic()
+    with pytest.raises(ValueError) as err:
+        load_model(tiny_model_dir)
+    assert time.monotonic() - started < 5  # refused before anything is allocated
+    message = _one_line(err)
+    assert str(config) in message and field in message

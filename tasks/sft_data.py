@@ -31,6 +31,7 @@ from storage.chat_format import ASSISTANT, USER, ChatTokens, encode_turn, format
 from storage.parquet import ParquetShardWriter, iter_batches, read_schema
 from tasks.cleaning import CleanRules, clean_text
 from tasks.training import SftDataParams
+from tasks.whatsapp.classify import normalize_author
 
 STAGE = "sft-data"
 STAGE_VERSION = "2"
@@ -129,10 +130,11 @@ def _match_target(target: str | None, authors: Counter) -> set[str]:
     listing = ", ".join(f"{a!r} ({n})" for a, n in authors.most_common()) or "none"
     if not target or not target.strip():
         raise ValueError(f"sft-data: set target_author, the person to imitate; authors found: {listing}")
-    key = target.strip().casefold()
-    matched = {a for a in authors if a.strip().casefold() == key}
+    key = normalize_author(target).casefold()
+    matched = {a for a in authors if normalize_author(a).casefold() == key}
     if not matched:
-        raise ValueError(f"sft-data: no messages by {target!r} (compared case-insensitively, trimmed); "
+        raise ValueError(f"sft-data: no messages by {target!r} (compared case-insensitively, trimmed, "
+                         "Unicode-normalised); "
                          f"authors found, with message counts: {listing}")
     return matched
 

@@ -5,6 +5,7 @@
 (media placeholders, deleted/edited markers, system events) live in `tasks.whatsapp.phrases`.
 """
 
+from tasks.whatsapp.classify import normalize_author
 from tasks.whatsapp.documents import AuthorPseudonyms, chat_to_documents, pseudonym, split_sessions
 from tasks.whatsapp.parser import (
     ChatMessage,
@@ -21,6 +22,7 @@ __all__ = [
     "WhatsAppChat",
     "chat_to_documents",
     "looks_like_whatsapp",
+    "normalize_author",
     "parse_whatsapp_export",
     "pseudonym",
     "split_sessions",

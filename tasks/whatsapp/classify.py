@@ -17,7 +17,7 @@ try:  # the regex parser, to tell which alternatives a first character allows (`
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre  # type: ignore[no-redef]
 
-from tasks.whatsapp.headers import IOS_MARK
+from tasks.whatsapp.headers import INVISIBLE_MARKS, IOS_MARK
 from tasks.whatsapp.phrases import (
     DELETED,
     EDITED_MARKERS,
@@ -36,6 +36,12 @@ MAX_AUTHOR_CHARS = 80
 MAX_AUTHOR_WORDS = 8
 
 _BRACKETS = "<>‹›"
+# Invisible characters that make one contact name two: direction marks and isolates (gone from an export's text
+# already, see headers.normalize_text, but not from a name typed into a config), the BOM, zero-width space and
+# word joiner. ZWNJ and ZWJ go only at a name's ends: inside it Persian, Indic scripts and emoji sequences
+# (👨‍👩‍👧) need them.
+_NAME_INVISIBLE_RE = re.compile(f"[{INVISIBLE_MARKS}\u200b\u2060]")
+_JOINERS = "\u200c\u200d"
 
 
 def _phrase_key(text: str) -> str:
@@ -213,8 +219,17 @@ def _author_before_colon(prefix: str) -> str | None:
     return author
 
 
+def normalize_author(name: str) -> str:
+    """A contact name as the parser writes it and as the person to imitate is matched: NFC (a name typed on
+    one phone as "é", on another as "e" + combining accent, is one name), without invisible marks, trimmed."""
+    if name.isascii():
+        return name.strip()
+    name = unicodedata.normalize("NFC", _NAME_INVISIBLE_RE.sub("", name))
+    return name.strip().strip(_JOINERS).strip()
+
+
 def _clean_author(raw: str) -> str | None:
-    name = raw.strip()
+    name = normalize_author(raw)
     if name.startswith("~"):
         name = name[1:].lstrip()
     if not name or len(name) > MAX_AUTHOR_CHARS or name.count(" ") >= MAX_AUTHOR_WORDS:

@@ -324,9 +324,10 @@ class DateEvidence:
 
 
 # (start, end, rest, shape number, (a, b, c), (hour, minute, second)): text[start:end] is the header line,
-# `rest` what follows its timestamp, (a, b, c) the date fields in file order. Only numbers and strings, so the
-# garbage collector stops tracking the tuple after its first look (it never forgets a dataclass instance).
-HeaderEntry = tuple[int, int, str, int, tuple[int, int, int], tuple[int, int, int]]
+# text[rest:end] what follows its timestamp, (a, b, c) the date fields in file order. Only numbers, so the
+# garbage collector stops tracking the tuple after its first look (it never forgets a dataclass instance), and
+# no copy of the line: an export has millions of headers, all held until the date order is decided.
+HeaderEntry = tuple[int, int, int, int, tuple[int, int, int], tuple[int, int, int]]
 
 
 @dataclass
@@ -362,7 +363,7 @@ def scan_headers(text: str, pos: int = 0) -> HeaderScan:
     entries: list[HeaderEntry] = []
     append = entries.append
     for m in HEADER_RE.finditer(text, pos):
-        date_s, joint, time_s, ss, tail, end, rest = m.group(_DATE, _JOINT, _TIME, _S, _TAIL, _END, _REST)
+        date_s, joint, time_s, ss, tail, end = m.group(_DATE, _JOINT, _TIME, _S, _TAIL, _END)
         date = dates.get(date_s, False)
         if date is False:
             date = dates[date_s] = _read_date(*m.group(_D1, _SEP, _D2, _D3))
@@ -404,7 +405,7 @@ def scan_headers(text: str, pos: int = 0) -> HeaderScan:
             evidence_of[number].add(*fields)
             last_fields, last_number = fields, number
         start, stop = m.span()
-        append((start, stop, rest, number, fields, hms))
+        append((start, stop, m.end(_END), number, fields, hms))
     return HeaderScan(entries, shapes, evidence)
 
 
@@ -413,8 +414,8 @@ def match_header(line: str) -> Header | None:
     scan = scan_headers(line)
     if not scan.entries or scan.entries[0][0] != 0:
         return None
-    _, _, rest, number, (a, b, c), (hour, minute, second) = scan.entries[0]
-    return Header(scan.shapes[number], a, b, c, hour, minute, second, rest)
+    _, end, rest, number, (a, b, c), (hour, minute, second) = scan.entries[0]
+    return Header(scan.shapes[number], a, b, c, hour, minute, second, line[rest:end])
 
 
 @dataclass

@@ -3,6 +3,12 @@
 The whole file is read at once (exports are at most a few hundred MB of text): the date order can only be
 decided after every date has been seen. Messages are cut out of the text by position, between one header and
 the next. Media inside a zip are listed, never extracted or read.
+
+Hostile files: only regular files are opened (not /dev/zero, a FIFO, a socket); at most MAX_CHAT_BYTES of chat
+text is read from a file or inflated out of a zip, whatever sizes the archive declares, and a zip member that
+inflates more than MAX_COMPRESSION_RATIO times its compressed size is refused as a zip bomb. Memory stays near
+the text itself (once as a str), the header index and the messages: the bytes are freed once decoded, and each
+block of header entries once its messages are built.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import logging
 import os
 import posixpath
 import re
+import stat
 import threading
 import zipfile
 import zlib
@@ -43,12 +50,22 @@ from tasks.whatsapp.headers import (
 
 log = logging.getLogger(__name__)
 
-# A chat text bigger than this inside a zip is refused rather than inflated into memory (zip bombs).
-MAX_CHAT_BYTES = 2 << 30
+# The most bytes of chat text read from one export, a `.txt` or the chat inflated out of a `.zip` (declared
+# sizes are not trusted): a real export of 40,000 messages is a few MB, so this stops only zip bombs and endless
+# streams. A parse needs about 5 times the text in memory, 9 times when it holds emoji (Python then stores the
+# whole text at 4 bytes a character): messages as Python objects weigh about 3 times the text they hold.
+MAX_CHAT_BYTES = 512 << 20
+# A chat member inflating more than this many times its compressed size is a zip bomb (text compresses 3 to 10
+# times); checked only past RATIO_CHECK_BYTES of text, so that a small, very repetitive chat still reads.
+MAX_COMPRESSION_RATIO = 100
+RATIO_CHECK_BYTES = 4 << 20
+_READ_CHUNK = 1 << 20
 # A file without a message header in its first lines is not an export: stop reading instead of skipping it all.
 HEADER_SEARCH_LINES = 500
-_HASH_CHUNK = 1 << 20
 _SKIP_BEFORE_HEADER = "whatsapp_line_before_first_header"
+_SKIP_UNDECODABLE = "whatsapp_undecodable_bytes"
+# message entries built at a time, then freed (see _build_messages)
+_BUILD_BLOCK = 1 << 12
 
 
 class NotAnExportError(InputFileError):
@@ -70,7 +87,7 @@ class ChatMessage:
     chat_id: str
     index: int  # position in the file, from 0
     timestamp: datetime | None  # naive local time, as written in the export
-    author: str | None  # None for system lines
+    author: str | None  # None for system lines; NFC, without invisible marks (classify.normalize_author)
     # multi-line kept; "<This message was edited>" removed; invisible direction marks (U+200E, U+200F,
     # U+2066–U+2069…) dropped, except the U+2068…U+2069 around an @mentioned name, and NBSP / narrow NBSP
     # written as plain spaces; otherwise as written
@@ -124,16 +141,19 @@ def parse_whatsapp_export(
 
     `date_order` ("dmy", "mdy", "ymd"; or "day_first"/"month_first") is used only when the file's own dates
     cannot tell day from month (no field above 12); otherwise the file decides and the argument is ignored
-    with a warning. Lines before the first message are counted in `skips`. Raises InputFileError, naming the
-    file, when it cannot be read as an export at all: NotAnExportError, with the file's first lines, when no
+    with a warning. Lines before the first message, and undecodable bytes, are counted in `skips`. The encoding
+    (`stats["encoding"]`) is detected: UTF-8, with or without BOM, UTF-16 LE or BE, with or without BOM, else
+    cp1252. Raises InputFileError, naming the file, when it cannot be read as an export at all (not a regular
+    file, more than MAX_CHAT_BYTES of text, a zip bomb…): NotAnExportError, with the file's first lines, when no
     line of it reads as the start of a message.
     """
     path = Path(path)
     requested = normalize_date_order(date_order)
     skips = skips if skips is not None else SkipCounter()
+    _check_regular_file(path)
     if _is_zip(path):
         return _parse_zip(path, requested, skips)
-    data = _read_bytes(path)
+    data = _read_text_file(path)
     chat_id = hashlib.sha256(data).hexdigest()[:32]
     return _parse_bytes(
         data,
@@ -154,6 +174,8 @@ def looks_like_whatsapp(path: str | os.PathLike, *, head_bytes: int = 64 * 1024)
     are. Never raises: an unreadable file is simply not recognised.
     """
     path = Path(path)
+    if not path.is_file():  # a directory, a device, a FIFO that would block: no export
+        return False
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
@@ -187,13 +209,57 @@ def _head_has_headers(head: bytes, truncated: bool) -> bool:
     return bool(hits) and (hits[0] or sum(hits) >= 3)
 
 
-def _read_bytes(path: Path) -> bytes:
+_NOT_REGULAR = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_regular_file(path: Path) -> None:
+    """InputFileError unless `path` is a regular file (or a link to one): /dev/zero would be read forever, and
+    opening a FIFO waits for a writer."""
     try:
-        return path.read_bytes()
+        mode = path.stat().st_mode
     except FileNotFoundError:
         raise InputFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected a WhatsApp .txt or .zip export") from None
+    except OSError as e:
+        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    if stat.S_ISDIR(mode):
+        raise InputFileError(f"{path}: is a directory, expected a WhatsApp .txt or .zip export")
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "a special file")
+        raise InputFileError(f"{path}: not a regular file ({kind}), expected a WhatsApp .txt or .zip export")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+def _read_capped(stream, where: str, compressed: int | None = None) -> bytearray:
+    """All of `stream`, read in chunks, refused past MAX_CHAT_BYTES and, for a zip member of `compressed` bytes,
+    past MAX_COMPRESSION_RATIO. A bytearray, so that the parse can free it once decoded."""
+    data = bytearray()
+    while chunk := stream.read(_READ_CHUNK):
+        data += chunk
+        if len(data) > MAX_CHAT_BYTES:
+            raise InputFileError(
+                f"{where}: more than {_mib(MAX_CHAT_BYTES)} of chat text (tasks.whatsapp.parser.MAX_CHAT_BYTES), "
+                "far more than any export; refusing it (a zip bomb or an endless stream?)"
+            )
+        if compressed is not None and len(data) > max(RATIO_CHECK_BYTES, MAX_COMPRESSION_RATIO * compressed):
+            raise InputFileError(
+                f"{where}: inflates more than {MAX_COMPRESSION_RATIO} times its compressed size of "
+                f"{compressed} bytes (chat text compresses 3 to 10 times); refusing a zip bomb"
+            )
+    return data
+
+
+def _read_text_file(path: Path) -> bytearray:
+    try:
+        with open(path, "rb") as f:
+            return _read_capped(f, str(path))
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
@@ -226,8 +292,9 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as f:
-            while chunk := f.read(_HASH_CHUNK):
+            while chunk := f.read(_READ_CHUNK):
                 digest.update(chunk)
+            archive_size = f.tell()
         archive = zipfile.ZipFile(path)
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
@@ -257,13 +324,17 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
         problems = []
         unread_lines: list[str] = []
         for info in texts:
-            if info.file_size > MAX_CHAT_BYTES:
-                problems.append(
-                    f"{info.filename}: {info.file_size} bytes, more than the {MAX_CHAT_BYTES} allowed"
+            where = f"{path}!{info.filename}"
+            if info.file_size > MAX_CHAT_BYTES:  # a size it declares: no need to inflate it to know
+                raise InputFileError(
+                    f"{where}: declares {info.file_size} bytes, more than the {_mib(MAX_CHAT_BYTES)} of chat "
+                    "text allowed (tasks.whatsapp.parser.MAX_CHAT_BYTES); refusing it"
                 )
-                continue
             try:
-                data = archive.read(info)
+                with archive.open(info) as member:
+                    # what it inflates to is counted, not what it declares; its compressed bytes are at most
+                    # what the file holds
+                    data = _read_capped(member, where, compressed=min(info.compress_size, archive_size) or 1)
             except (
                 zipfile.BadZipFile,
                 RuntimeError,
@@ -279,7 +350,7 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
                 return _parse_bytes(
                     data,
                     path=path,
-                    where=f"{path}!{info.filename}",
+                    where=where,
                     chat_id=chat_id,
                     requested=requested,
                     skips=skips,
@@ -296,22 +367,63 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
         raise InputFileError(message)
 
 
-def _decode(data: bytes, where: str, skips: SkipCounter) -> tuple[str, str]:
+_SNIFF_BYTES = 8192
+
+
+def _sniff_encoding(data: bytearray, where: str) -> tuple[str, str]:
+    """(the encoding, the codec that reads it): a BOM says UTF-8 or UTF-16; without one, NUL bytes at odd
+    positions only (the high bytes of ASCII digits and punctuation, which every header has) say UTF-16 LE, at
+    even positions only UTF-16 BE, anywhere else binary data. Otherwise UTF-8 (cp1252 is decided in _decode)."""
     if data.startswith(codecs.BOM_UTF8):
-        encoding = "utf-8-sig"
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
-    else:
-        encoding = "utf-8"
-        if b"\x00" in data[:8192]:
-            raise InputFileError(f"{where}: binary data (NUL bytes), not a WhatsApp chat export")
+        return "utf-8-sig", "utf-8-sig"
+    if data.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le", "utf-16"
+    if data.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be", "utf-16"
+    head = data[:_SNIFF_BYTES]
+    if b"\x00" not in head:
+        return "utf-8", "utf-8"
+    even, odd, pairs = head[0::2].count(0), head[1::2].count(0), len(head) // 2
+    if odd > pairs // 10 and even * 8 < odd:
+        return "utf-16-le", "utf-16-le"
+    if even > pairs // 10 and odd * 8 < even:
+        return "utf-16-be", "utf-16-be"
+    raise InputFileError(f"{where}: binary data (NUL bytes), not a WhatsApp chat export")
+
+
+def _decode(data: bytearray, where: str, skips: SkipCounter) -> tuple[str, str]:
+    """The text of an export and its encoding: UTF-8 (with or without BOM), UTF-16 LE/BE (with or without BOM),
+    or cp1252 (Windows' Latin-1) for bytes that are not UTF-8.
+
+    Bytes that are not UTF-8 are read as cp1252 unless most non-ASCII sequences of the file are valid UTF-8:
+    then it is a damaged UTF-8 file, and only its bad bytes are replaced by U+FFFD. Each undecodable byte (or
+    sequence) is counted in `skips`.
+    """
+    encoding, codec = _sniff_encoding(data, where)
     try:
-        return data.decode(encoding), encoding
+        return data.decode(codec), encoding
     except UnicodeDecodeError as e:
-        skips.skip(
-            "whatsapp_invalid_utf8", f"{where}: byte {e.start}", "undecodable bytes replaced by U+FFFD"
-        )
-        return data.decode(encoding, errors="replace"), encoding
+        first_bad = e.start
+    text = data.decode(codec, errors="replace")
+    bad = max(1, text.count("\ufffd") - data.count("\ufffd".encode(encoding.replace("-sig", ""))))
+    # each valid multi-byte character adds bytes without adding characters: fewer such bytes than bad ones, and
+    # the file is no UTF-8 with a few bad bytes but a legacy 8-bit export
+    if encoding == "utf-8" and len(data) - len(text) < bad:
+        encoding = "cp1252"
+        try:
+            return data.decode(encoding), encoding
+        except UnicodeDecodeError as e:  # the five bytes cp1252 leaves undefined
+            first_bad = e.start
+        text = data.decode(encoding, errors="replace")
+        bad = text.count("\ufffd")
+    line = text.count("\n", 0, text.find("\ufffd")) + 1
+    skips.skip(
+        _SKIP_UNDECODABLE,
+        f"{where}:{line}",
+        f"{bad} undecodable byte(s) in {encoding}, the first at byte {first_bad}, replaced by U+FFFD",
+    )
+    skips.counts[_SKIP_UNDECODABLE] += bad - 1
+    return text, encoding
 
 
 def _split_lines(text: str) -> list[str]:
@@ -364,7 +476,7 @@ def _count_lines(text: str) -> int:
 
 
 def _parse_bytes(
-    data: bytes,
+    data: bytearray,
     *,
     path: Path,
     where: str,
@@ -374,13 +486,18 @@ def _parse_bytes(
     member: str | None,
     media_files: list[str],
 ) -> WhatsAppChat:
-    if not data.strip():
-        raise InputFileError(f"{where}: empty file, not a WhatsApp chat export")
+    """`data` is emptied once decoded: from there on the parse holds the text only once."""
+    size = len(data)
     skipped_before = skips.counts[_SKIP_BEFORE_HEADER]
     text, encoding = _decode(data, where, skips)
+    data.clear()
+    # one copy at a time: each step frees the text before it
     text = normalize_text(text)
     if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = text.replace("\r\n", "\n")
+        text = text.replace("\r", "\n")
+    if not text or text.isspace():
+        raise InputFileError(f"{where}: empty file, not a WhatsApp chat export")
     first = _first_header(text, where, skips)
     with _COLLECTOR_PAUSE:
         headers = scan_headers(text, first)
@@ -390,7 +507,7 @@ def _parse_bytes(
     stats = _chat_stats(messages, order_stats)
     stats.update(
         lines=_count_lines(text),
-        bytes=len(data),
+        bytes=size,
         encoding=encoding,
         unattached_lines=skips.counts[_SKIP_BEFORE_HEADER] - skipped_before,
         archive_member=member,
@@ -528,24 +645,36 @@ def _build_messages(
     where: str,
     skips: SkipCounter,
 ) -> tuple[list[ChatMessage], dict]:
+    """The messages of `text`; empties `headers.entries` on the way: each block of _BUILD_BLOCK entries is freed
+    once its messages are built, so that entries and messages are not both held whole (each about 3 times the
+    text they index)."""
     orders = _decide_orders(headers, requested, where)
     kept, stamps, conflicts, invalid = _date_entries(text, headers, orders, where, skips)
-    # a message runs from its header to the newline before the next kept header (or the end of the text)
-    stops = [e[0] - 1 for e in kept[1:]]
-    if kept:
-        stops.append(_text_end(text))
+    headers.entries = []
+    order_stats = _order_stats(headers, kept, orders, conflicts, invalid, where)
+    end_of_text = _text_end(text)
     marked = IOS_MARK in text
     messages: list[ChatMessage] = []
     append = messages.append
-    for index, ((_, end, rest, _, _, _), stop, timestamp) in enumerate(zip(kept, stops, stamps, strict=True)):
-        author, body, ios_mark = split_author(rest)
-        if stop > end:
-            body = f"{body}\n{text[end + 1 : stop]}"
-        kind, author, body = classify(author, body.strip(), ios_mark)
-        if marked and IOS_MARK in body:
-            body = body.replace(IOS_MARK, "")
-        append(ChatMessage(chat_id, index, timestamp, author, body, kind, source_file))
-    return messages, _order_stats(headers, kept, orders, conflicts, invalid, where)
+    for first in range(0, len(kept), _BUILD_BLOCK):
+        block = kept[first : first + _BUILD_BLOCK]
+        after = first + len(block)
+        kept[first:after] = [None] * len(block)  # `block` is now their only holder
+        # a message runs from its header to the newline before the next kept header (or the end of the text)
+        stops = [e[0] - 1 for e in block[1:]]
+        stops.append(kept[after][0] - 1 if after < len(kept) else end_of_text)
+        for index, ((_, end, rest, _, _, _), stop, timestamp) in enumerate(
+            zip(block, stops, stamps[first:after], strict=True), first
+        ):
+            author, body, ios_mark = split_author(text[rest:end])
+            if stop > end:
+                body = f"{body}\n{text[end + 1 : stop]}"
+            kind, author, body = classify(author, body.strip(), ios_mark)
+            if marked and IOS_MARK in body:
+                body = body.replace(IOS_MARK, "")
+            append(ChatMessage(chat_id, index, timestamp, author, body, kind, source_file))
+        del block  # before the next block is sliced
+    return messages, order_stats
 
 
 def _order_stats(

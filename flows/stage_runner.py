@@ -23,6 +23,7 @@ from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTa
 from flows.config import PipelineConfig
 from flows.plans import StagePlan
 from flows.report import report
+from storage.atomic import DiskFullError
 from storage.dataset import REJECTED, DatasetWriter, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
@@ -116,7 +117,10 @@ def run_shards(
             futures = {task_runner.submit(shard_task, parameters=calls[i]): i for i in todo}
             for future in as_completed(list(futures)):
                 i = futures[future]
-                results[i] = future.result()
+                try:
+                    results[i] = future.result()
+                except DiskFullError as exc:  # names the file; the stage is what the user reruns
+                    raise DiskFullError(f"{writer.stage}: {exc}") from exc
                 files = outputs[i] if outputs is not None else []
                 writer.record_shard(names[i], _as_record(results[i]), keys[i] if keys is not None else None, files)
                 advance()

@@ -3,13 +3,16 @@ reader (or a rerun after a kill) sees either the old file, the new one, or none 
 
 Every writer of the project goes through here instead of its own `os.replace` dance. Temporaries are named
 `<name>.partial` (or `<stem>.partial<suffix>` where a library picks the format from the suffix) in the same
-folder, so the rename stays on one filesystem.
+folder, so the rename stays on one filesystem. A full disk (or quota) while writing removes the temporary and
+becomes one `DiskFullError` naming the file, so a failed run does not keep filling the disk.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +20,23 @@ from pathlib import Path
 from typing import Any
 
 PARTIAL = ".partial"
+_DISK_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded"}
+
+
+class DiskFullError(OSError):
+    """A file could not be written for want of space (ENOSPC, EDQUOT); its partial file has been removed."""
+
+
+def raise_if_disk_full(path: str | os.PathLike, exc: BaseException) -> None:
+    """Raise DiskFullError naming `path` (the file being written) when `exc` is a full disk or quota."""
+    if not isinstance(exc, OSError) or isinstance(exc, DiskFullError) or exc.errno not in _DISK_FULL:
+        return
+    try:
+        free = f"{shutil.disk_usage(Path(path).parent).free / 1e6:,.0f} MB free there now"
+    except OSError:
+        free = "free space unknown"
+    raise DiskFullError(f"{path}: cannot write it: {_DISK_FULL[exc.errno]} ({free}); free some space and rerun: "
+                        f"the run resumes where it stopped") from exc
 
 
 def partial_path(path: str | os.PathLike, keep_suffix: bool = False, unique: bool = False) -> Path:
@@ -61,8 +81,9 @@ def atomic_path(path: str | os.PathLike, *, keep_suffix: bool = False, durable: 
         if durable:
             fsync_file(tmp)
         os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        raise_if_disk_full(final, exc)
         raise
 
 

@@ -6,6 +6,7 @@ with memory proportional to one row group. A shard file appears under its final 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.atomic import fsync_file, partial_path, replace_file
+from storage.atomic import fsync_file, partial_path, raise_if_disk_full, replace_file
 
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
@@ -40,14 +41,19 @@ class ParquetShardWriter:
         self._buffered_chars = 0
         self._partial = partial_path(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = pq.ParquetWriter(
-            self._partial,
-            schema,
-            compression=COMPRESSION,
-            compression_level=COMPRESSION_LEVEL,
-            write_statistics=True,
-            use_dictionary=True,
-        )
+        try:
+            self._writer = pq.ParquetWriter(
+                self._partial,
+                schema,
+                compression=COMPRESSION,
+                compression_level=COMPRESSION_LEVEL,
+                write_statistics=True,
+                use_dictionary=True,
+            )
+        except OSError as exc:
+            self._partial.unlink(missing_ok=True)
+            raise_if_disk_full(self.path, exc)
+            raise
 
     def write_row(self, row: dict) -> None:
         self._buffer.append(row)
@@ -76,17 +82,21 @@ class ParquetShardWriter:
         self._buffered_chars = 0
 
     def close(self) -> Path:
-        self._flush()
-        self._writer.close()
-        fsync_file(self._partial)
+        try:
+            self._flush()
+            self._writer.close()
+            fsync_file(self._partial)
+        except OSError as exc:
+            self.abort()
+            raise_if_disk_full(self.path, exc)
+            raise
         replace_file(self._partial, self.path)
         return self.path
 
     def abort(self) -> None:
-        try:
+        with contextlib.suppress(OSError):  # the file is dropped anyway (on a full disk its footer fails too)
             self._writer.close()
-        finally:
-            self._partial.unlink(missing_ok=True)
+        self._partial.unlink(missing_ok=True)
 
     def __enter__(self) -> ParquetShardWriter:
         return self
@@ -96,6 +106,7 @@ class ParquetShardWriter:
             self.close()
         else:
             self.abort()
+            raise_if_disk_full(self.path, exc)
 
 
 def parquet_files(dataset: str | os.PathLike, subdir: str = "") -> list[Path]:

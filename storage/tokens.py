@@ -14,6 +14,7 @@ uninterrupted run would have drawn. `iter_sequential_windows` walks every token 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections import OrderedDict
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from storage.atomic import partial_path, replace_file
+from storage.atomic import partial_path, raise_if_disk_full, replace_file
 
 BIN_SUFFIX = ".bin"
 IDX_SUFFIX = ".idx"
@@ -143,15 +144,20 @@ class TokenShardWriter:
     def close(self) -> Path:
         if self._closed:
             return self.path
-        self._flush()
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        ends = np.concatenate(self._ends) if self._ends else np.zeros(0, dtype=IDX_DTYPE)
-        with open(self._idx_partial, "wb") as fh:
-            fh.write(ends.astype(IDX_DTYPE).tobytes())
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            self._flush()
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            ends = np.concatenate(self._ends) if self._ends else np.zeros(0, dtype=IDX_DTYPE)
+            with open(self._idx_partial, "wb") as fh:
+                fh.write(ends.astype(IDX_DTYPE).tobytes())
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            self.abort()
+            raise_if_disk_full(self.path, exc)
+            raise
         # .bin first: a shard counts as complete only once its .idx is there too (see TokenShards)
         replace_file(self._bin_partial, self.path)
         replace_file(self._idx_partial, self.idx_path)
@@ -160,7 +166,8 @@ class TokenShardWriter:
 
     def abort(self) -> None:
         if not self._fh.closed:
-            self._fh.close()
+            with contextlib.suppress(OSError):  # dropped anyway (on a full disk, flushing the buffer fails too)
+                self._fh.close()
         self._bin_partial.unlink(missing_ok=True)
         self._idx_partial.unlink(missing_ok=True)
         self._closed = True
@@ -173,6 +180,7 @@ class TokenShardWriter:
             self.close()
         else:
             self.abort()
+            raise_if_disk_full(self.path, exc)
 
 
 def read_document_ends(bin_path: str | os.PathLike) -> np.ndarray:

@@ -262,3 +262,162 @@ def test_an_absurd_config_json_is_one_line_naming_the_file_and_field(tiny_model_
     assert time.monotonic() - started < 5  # refused before anything is allocated
     message = _one_line(err)
     assert str(config) in message and field in message
+
+
+# ------------------------------------------------------------------------------------------ a full disk (item 8)
+
+
+def _full_disk_at(call: int, errno_: int = 28):
+    """A write function that raises a full disk (ENOSPC, or EDQUOT) at its `call`-th call, and works before."""
+    calls = []
+
+    def write(real, *args, **kwargs):
+        calls.append(1)
+        if len(calls) >= call:
+            import os
+
+            raise OSError(errno_, os.strerror(errno_))
+        return real(*args, **kwargs)
+
+    return write
+
+
+def _assert_disk_full_message(err: pytest.ExceptionInfo, path: Path) -> None:
+    message = _one_line(err)
+    assert str(path) in message and ("disk is full" in message or "quota" in message)
+    assert "free" in message and "rerun" in message
+    leftovers = [p.name for p in path.parent.rglob("*") if ".partial" in p.name or p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+@pytest.mark.parametrize("at_write", [1, 3])
+def test_a_full_disk_while_writing_a_parquet_part_names_it_and_leaves_no_partial(tmp_path, monkeypatch, at_write):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from storage.atomic import DiskFullError
+    from storage.parquet import ParquetShardWriter
+
+    real = pq.ParquetWriter.write_table
+    full = _full_disk_at(at_write)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", lambda self, *a, **k: full(real, self, *a, **k))
+    part = tmp_path / "clean" / ".0123.tmp" / "part-00000.parquet"
+    schema = pa.schema([("text", pa.string())])
+    with pytest.raises(DiskFullError) as err:
+        with ParquetShardWriter(part, schema, row_group_rows=10) as w:
+            w.write_rows({"text": f"document {i}"} for i in range(50))
+    _assert_disk_full_message(err, part)
+    assert not part.exists()
+
+
+def test_a_full_disk_while_writing_token_shards_names_it_and_leaves_no_partial(tmp_path):
+    import numpy as np
+
+    from storage.atomic import DiskFullError
+    from storage.tokens import TokenShardWriter
+
+    shard = tmp_path / "encode" / "train" / "shard-00000.bin"
+
+    class FullFile:
+        def __init__(self, fh, at: int):
+            self.fh, self.at, self.writes = fh, at, 0
+
+        def write(self, data):
+            self.writes += 1
+            if self.writes >= self.at:
+                raise OSError(122, "Disk quota exceeded")
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    with pytest.raises(DiskFullError) as err:
+        with TokenShardWriter(shard, np.uint16, buffer_tokens=8) as w:
+            w._fh = FullFile(w._fh, at=2)
+            for _ in range(10):
+                w.add_document(np.arange(10))
+    _assert_disk_full_message(err, shard)
+    assert not shard.exists()
+
+
+def test_a_full_disk_in_an_atomic_write_names_the_file(tmp_path):
+    from storage.atomic import DiskFullError, write_atomic
+
+    target = tmp_path / "run" / "model.safetensors"
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            f.write(b"x" * 1000)
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(DiskFullError) as err:
+        write_atomic(target, write)
+    _assert_disk_full_message(err, target)
+    assert not target.exists()
+
+
+def test_other_write_errors_are_left_as_they_are(tmp_path):
+    from storage.atomic import DiskFullError, write_atomic
+
+    def write(tmp: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp))
+
+    with pytest.raises(PermissionError) as err:
+        write_atomic(tmp_path / "x.json", write)
+    assert not isinstance(err.value, DiskFullError)
+
+
+# ------------------------------------------------------------- hostile model inputs that already behave well
+
+
+def test_regression_a_truncated_safetensors_file(tiny_model_dir):
+    from model.checkpoint import load_model
+
+    weights = tiny_model_dir / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    with pytest.raises(ValueError) as err:
+        load_model(tiny_model_dir)
+    assert str(weights) in _one_line(err)
+
+
+def test_regression_a_checkpoint_folder_without_config_json(tiny_model_dir):
+    from model.checkpoint import load_model
+
+    (tiny_model_dir / "config.json").unlink()
+    with pytest.raises(FileNotFoundError) as err:
+        load_model(tiny_model_dir)
+    assert str(tiny_model_dir / "config.json") in _one_line(err)
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"\xff\xfe\x00garbage", b"[]"])
+def test_regression_a_tokenizer_json_that_is_not_a_tokenizer(tmp_path, content):
+    from storage.chat_format import load_tokenizer
+
+    tokenizer = tmp_path / "tokenizer.json"
+    tokenizer.write_bytes(content)
+    with pytest.raises(ValueError) as err:
+        load_tokenizer(tokenizer)
+    assert str(tokenizer) in _one_line(err)
+
+
+def test_regression_an_imported_config_of_an_unknown_architecture(tmp_path):
+    import json
+
+    from model.hf import hf_model_config
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 64}))
+    with pytest.raises(ValueError) as err:
+        hf_model_config(tmp_path)
+    message = _one_line(err)
+    assert str(config) in message and "MambaForCausalLM" in message
+
+
+def test_regression_a_config_json_that_is_not_json(tiny_model_dir):
+    from model.checkpoint import load_model
+
+    config = tiny_model_dir / "config.json"
+    config.write_bytes(b"\x00\x01 not json")
+    with pytest.raises(ValueError) as err:
+        load_model(tiny_model_dir)
+    assert str(config) in _one_line(err)

@@ -94,6 +94,7 @@ def _short(path: str, data_root: str) -> str:
 
 
 def _print_status(cfg, only_stages: list[str] | None = None) -> None:
+    from flows.report import unreadable_files
     from storage.dataset import is_dataset, read_manifest
     from storage.runs import read_run_pointer
 
@@ -111,6 +112,7 @@ def _print_status(cfg, only_stages: list[str] | None = None) -> None:
                 return i, "" if name == stage else name  # a stage's sub-datasets come before its output
         return len(STAGE_NAMES), name
 
+    unreadable: dict[str, str] = {}
     for stage in sorted(entries, key=lambda n: (order(n)[0], order(n)[1] == "", order(n)[1])):
         entry = entries[stage]
         base = stage.split("-")[0]
@@ -124,11 +126,18 @@ def _print_status(cfg, only_stages: list[str] | None = None) -> None:
         reasons = ", ".join(
             f"{k.split('_', 1)[1]}={v}" for k, v in m.counts.items() if k.startswith(("dropped_", "skipped_")) and v
         )
+        if skipped_files := unreadable_files(m):
+            reasons = ", ".join(filter(None, [f"unreadable_files={len(skipped_files)}", reasons]))
+            unreadable.update(skipped_files)
         table.add_row(
             stage, _short(path, cfg.data_root), m.fingerprint[:16], f"{m.counts.get('in', '')}", f"{m.counts.get('out', m.rows)}", reasons,
             f"{m.seconds:.2f}",
         )
     console.print(table)
+    if unreadable:
+        console.print(f"[yellow]{len(unreadable)} unreadable input file(s) skipped (ingest.on_unreadable: skip):[/]")
+        for why in unreadable.values():
+            console.print(f"  {why}", highlight=False, soft_wrap=True)
 
 
 @app.command()

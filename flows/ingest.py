@@ -9,6 +9,7 @@ from prefect import flow, get_run_logger
 from flows.config import PipelineConfig, load_config
 from flows.plans import Planner
 from flows.stage_runner import publish, run_shards, shard_key, shard_task, up_to_date
+from storage.dataset import read_manifest
 from tasks import ingest as ingest_stage
 
 ingest_file_task = shard_task(ingest_stage.ingest_file, "ingest-file")
@@ -20,6 +21,8 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
     cfg = load_config(config)
     plan = Planner(cfg).plan("ingest")
     files = plan.details["files"]
+    if plan.existing is not None and not force:  # published under `on_unreadable: skip`, or before it existed
+        ingest_stage.check_readable(read_manifest(plan.existing).stats.get("unreadable_files", {}), cfg.ingest)
     if done := up_to_date(cfg, plan, force):
         return done
     log = get_run_logger()
@@ -46,8 +49,9 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
             ingest_file_task, calls, [f"part-{i:05d}" for i in range(len(files))], w,
             cfg.runner, keys=keys, outputs=outputs,
         )
-        for r in results:
-            if r.info.get("error"):
-                log.error("ingest: %s", r.info["error"])
+        unreadable = ingest_stage.unreadable_files(results)
+        ingest_stage.check_readable(unreadable, cfg.ingest)  # fails naming every unreadable file, publishing nothing
+        for error in unreadable.values():
+            log.warning("ingest: skipped (ingest.on_unreadable: skip): %s", error)
         counts, stats = ingest_stage.SUMMARY(results)
         return publish(cfg, plan, w, counts, stats, force)

@@ -113,6 +113,12 @@ def _fmt(v: object) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
+def unreadable_files(m: Manifest) -> dict[str, str]:
+    """The input files a dataset was published without because they could not be read at all (ingest with
+    `on_unreadable: skip`) → why."""
+    return m.stats.get("unreadable_files") or {}
+
+
 def manifest_markdown(m: Manifest) -> str:
     """A human summary of a dataset: inputs → output, counts (removal reasons included), timing."""
     lines = [f"# {m.stage} — `{m.fingerprint[:16]}`", "", f"**Output:** `{m.path}`  ", f"**Rows:** {m.rows:,}  "]
@@ -134,6 +140,9 @@ def manifest_markdown(m: Manifest) -> str:
         for k, v in sorted(m.counts.items(), key=lambda kv: -kv[1] if isinstance(kv[1], int) else 0):
             if k.startswith(("dropped_", "skipped_")) and isinstance(v, int) and v:
                 lines.append(f"| {k} | {v / total:.1%} | `{bar(v / total)}` |")
+    if unreadable := unreadable_files(m):
+        lines += ["", f"## Unreadable files ({len(unreadable)}, skipped)", ""]
+        lines += [f"- {why}" for why in unreadable.values()]
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,8 @@ Files are streamed with FastWARC (gzip per record or whole file, or plain, detec
 at a time, so memory does not grow with the file. A record that cannot be used (a revisit, a non-HTML or empty
 page, a non-2xx status, a broken HTTP body, a bad target URI…) is skipped and counted with its file and byte
 offset; a stretch of the file that breaks the WARC framing is counted too, and reading goes on at the next
-record found after it. A file that is not a WARC file at all raises `InputFileError` naming it.
+record found after it; so are a file cut short inside a gzip member (`truncated_gzip`) and a file that holds no
+record besides `warcinfo` (`no_records`). A file that is not a WARC file at all raises `InputFileError` naming it.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def iter_wet_documents(path: str | Path, skips: SkipCounter) -> Iterator[Documen
         doc = _wet_document(loc, skips)
         if doc is not None:
             yield doc
-    _check_kind(path, seen, "wet")
+    _check_kind(path, seen, "wet", skips)
 
 
 def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
@@ -149,7 +150,7 @@ def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Docume
             pending = (doc, loc.record.headers.get("WARC-Record-ID"))
     if pending is not None:
         yield pending[0]
-    _check_kind(path, seen, "warc")
+    _check_kind(path, seen, "warc", skips)
 
 
 _CLD2_LINE = re.compile(rb"^languages-cld2:[ \t]*(\{.*\})[ \t]*\r?$", re.MULTILINE)
@@ -181,10 +182,14 @@ def _add_metadata_language(doc: Document, metadata: WarcRecord) -> None:
 _METADATA_MAX = 1 << 16
 
 
-def _check_kind(path: Path, seen: Counter, kind: CommonCrawlKind) -> None:
-    """A file read to the end without one record of the kind we read is the wrong kind of file: say which."""
+def _check_kind(path: Path, seen: Counter, kind: CommonCrawlKind, skips: SkipCounter) -> None:
+    """A file read to the end without one record of the kind we read is the wrong kind of file: say which. A file
+    with no record besides `warcinfo` gives no document: counted (`no_records`), so it shows in the summary."""
     wanted = ("conversion",) if kind == "wet" else ("response", "revisit", "request")
-    if any(seen[t] for t in wanted) or not (set(seen) - {"warcinfo"}):
+    if not set(seen) - {"warcinfo"}:
+        skips.skip("no_records", str(path), f"no {' or '.join(wanted)} record, only {seen['warcinfo']} warcinfo")
+        return
+    if any(seen[t] for t in wanted):
         return
     if kind == "wet" and seen["response"]:
         raise InputFileError(f"{path}: is a WARC file (response records), not WET; read it as WARC")
@@ -215,6 +220,7 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
         if head == b"":
             raise InputFileError(f"{path}: the file is empty, expected WARC records")
         gzipped = head == b"\x1f\x8b"
+        truncated_at = _truncated_last_member(fh) if gzipped else None
         start, count = 0, 0
         while start is not None:
             fh.seek(start)
@@ -233,7 +239,11 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                     break
                 count += 1
                 read_any, last_offset = True, record.stream_pos
-                yield _Located(record, last_offset, f"{path}:{last_offset}")
+                if last_offset == truncated_at:  # what it holds is cut short: not a record to read
+                    skips.skip("truncated_gzip", f"{path}:{last_offset}", _CUT_SHORT)
+                    truncated_at = None
+                else:
+                    yield _Located(record, last_offset, f"{path}:{last_offset}")
                 while record.reader.read(_DRAIN_CHUNK):  # what the reader left, so its length can be checked
                     pass
                 length, consumed = record.content_length, record.reader.tell()
@@ -253,6 +263,47 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                 skips.skip("warc_read_error", f"{path}:{last_offset}", f"after this record: {broken}; {resumed}")
         if count == 0:
             raise InputFileError(f"{path}: no WARC record found")
+        if truncated_at is not None:  # so damaged that no record could be read from it
+            skips.skip("truncated_gzip", f"{path}:{truncated_at}", _CUT_SHORT)
+
+
+_CUT_SHORT = "the file ends inside this record's gzip member (an interrupted download?)"
+# The tail of a gzipped file searched for its last member: one record's member (Common Crawl caps a page at 1 MiB)
+# fits in it; a file gzipped whole has no member start there, and is read as before.
+_TAIL_CHECK = 8 << 20
+_INFLATE_CHUNK = 1 << 20
+
+
+def _truncated_last_member(fh: BinaryIO) -> int | None:
+    """The offset of the last gzip member when the file ends inside it and it holds one WARC record (gzip per
+    record, as Common Crawl writes them), else None. FastWARC reads such a member to the cut without a word, and
+    the record it yields looks broken in some other way (no HTTP status line, no target URI)."""
+    size = fh.seek(0, io.SEEK_END)
+    start = max(0, size - _TAIL_CHECK)
+    fh.seek(start)
+    tail = memoryview(fh.read())
+    for m in reversed(list(_GZIP_MEMBER.finditer(tail))):  # from the end: the last member start comes first
+        try:
+            first, records, ended = _inflate_member(tail[m.start():])
+        except zlib.error:
+            continue  # three bytes inside compressed data that look like a member start
+        if first.startswith(b"WARC/"):
+            return start + m.start() if not ended and records == 1 else None
+    return None
+
+
+def _inflate_member(data: memoryview) -> tuple[bytes, int, bool]:
+    """The first bytes of the gzip member at the start of `data`, how many WARC records it holds, and whether it
+    ends inside `data`; read in chunks, so memory stays bounded whatever it inflates to."""
+    inflater = zlib.decompressobj(31)
+    chunk = first = inflater.decompress(data, _INFLATE_CHUNK)
+    records, carry = 0, b""
+    while chunk:
+        window = carry + chunk
+        records += len(_RECORD_START.findall(window))
+        carry = window[-9:]  # shorter than a record start: none is counted twice
+        chunk = inflater.decompress(inflater.unconsumed_tail, _INFLATE_CHUNK)
+    return first[:16], records, inflater.eof
 
 
 _DRAIN_CHUNK = 1 << 16

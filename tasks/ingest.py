@@ -2,7 +2,8 @@
 
 One shard task per input file: it streams the file's records into one Parquet part (and, for WhatsApp, a
 part of the `messages/` side dataset). Broken records are skipped and counted with their location; a file that
-cannot be read at all is reported with its path.
+cannot be read at all fails the stage naming it (`check_readable`), or with `on_unreadable: skip` is counted and
+listed in the manifest's `unreadable_files`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -104,14 +105,10 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
     (the data root) is read."""
     if not params.inputs:
         raise InputFileError("ingest.inputs is empty: name at least one file, folder or glob to ingest")
-    seen: set[str] = set()
+    seen: dict[str, tuple[int, str, str]] = {}  # resolved path → (position, kind, source) of its first entry
     out: list[InputFile] = []
     for i, spec in enumerate(params.inputs):
         for path in _expand(spec, i, [Path(e) for e in exclude]):
-            key = str(path.resolve())
-            if key in seen:
-                continue
-            seen.add(key)
             if not os.access(path, os.R_OK):
                 raise InputFileError(f"{path}: cannot be read (permission denied)")
             kind = spec.kind
@@ -122,8 +119,23 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
             elif kind == "auto":
                 kind = detect_kind(path)
             source = spec.source or _DEFAULT_SOURCE[kind]
+            key = str(path.resolve())
+            if key in seen:
+                first, *read_as = seen[key]
+                if read_as != [kind, source]:
+                    raise InputFileError(
+                        f"{path}: named by ingest.inputs[{first}] as {_read_as(*read_as)} and by "
+                        f"ingest.inputs[{i}] as {_read_as(kind, source)}; list it once, with the kind to read it as"
+                    )
+                log.info("%s: named again by ingest.inputs[%d], read once", path, i)
+                continue
+            seen[key] = (i, kind, source)
             out.append(InputFile(path=str(path), kind=kind, source=source, sha256=hash_file(path)))
     return out
+
+
+def _read_as(kind: str, source: str) -> str:
+    return f"kind '{kind}'" + (f" (source '{source}')" if source != _DEFAULT_SOURCE[kind] else "")
 
 
 # ---------------------------------------------------------------------------------------------- readers
@@ -296,8 +308,7 @@ def ingest_file(
                 doc.source = f.source
                 docs.write_row(doc.as_row())
         result.docs_out = docs.rows
-    except InputFileError as e:
-        log.error("%s", e)
+    except InputFileError as e:  # the flow fails naming it, or with `on_unreadable: skip` logs it and goes on
         result.info["error"] = str(e)
         result.docs_out = result.extra["messages"] = 0
         result.extra["files_unreadable"] = 1
@@ -311,6 +322,23 @@ def ingest_file(
     return result
 
 
+def unreadable_files(shards: Sequence[ShardCounts]) -> dict[str, str]:
+    """Each input file that could not be read at all → why (the message names the file)."""
+    return {r.in_part: r.info["error"] for r in shards if r.info.get("error")}
+
+
+def check_readable(errors: Mapping[str, str], params: IngestParams) -> None:
+    """Fail naming every file that could not be read (`unreadable_files`), one line each, unless `on_unreadable`
+    is `skip`."""
+    if not errors or params.on_unreadable == "skip":
+        return
+    some, them = ("1 input file cannot", "it") if len(errors) == 1 else (f"{len(errors)} input files cannot", "them")
+    raise InputFileError("\n".join(
+        [f"{some} be read (fix or remove {them}, or set ingest.on_unreadable: skip to ingest the others):",
+         *errors.values()]
+    ))
+
+
 def _jsonable(obj: object) -> object:
     return json.loads(json.dumps(obj, default=str))
 
@@ -318,7 +346,7 @@ def _jsonable(obj: object) -> object:
 def ingest_stats(_total: ShardCounts, shards: Sequence[ShardCounts]) -> dict:
     """Which files could not be read, an example of each skip reason, and what each file gave."""
     return {
-        "unreadable_files": {r.in_part: r.info["error"] for r in shards if r.info.get("error")},
+        "unreadable_files": unreadable_files(shards),
         "skip_examples": {k: v for r in shards for k, v in r.info.get("skip_examples", {}).items()},
         "per_file": {
             r.in_part: {"documents": r.docs_out, "messages": r.extra.get("messages", 0),

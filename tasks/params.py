@@ -46,6 +46,17 @@ class IngestParams(StrictModel):
         "file", description="Plain text: one document per file, per blank-line paragraph, or per line."
     )
     jsonl_text_field: str = "text"
+    on_unreadable: Literal["fail", "skip"] = Field(
+        "fail",
+        description="A file that cannot be read at all (not a WARC file, a zip without a chat, binary data): "
+        "`fail` stops the run naming every such file; `skip` ingests the others and lists them in the run "
+        "summary, `chatlike status` and the ingest report.",
+    )
+
+    def fingerprint_params(self) -> dict:
+        # Whether a run may go on without the unreadable files, not what any file gives: a `fail` run refuses a
+        # dataset published under `skip` that holds some (flows/ingest.py), instead of making another one.
+        return self.model_dump(mode="json", exclude={"on_unreadable"})
 
 
 class CleanParams(StrictModel):

@@ -108,12 +108,19 @@ def test_force_recomputes_into_the_same_place(tmp_path, pipeline):
         assert (Path(first["clean"]) / f.name).exists()
 
 
-def test_a_corrupt_input_file_is_reported_and_the_rest_processed(tmp_path, pipeline):
+def test_a_corrupt_input_file_fails_ingest_or_with_skip_is_reported_and_the_rest_processed(tmp_path, pipeline):
+    from tasks.records import InputFileError
+
     cfg_path = _config(tmp_path)
     bad = tmp_path / "in" / "bad.txt"
     bad.write_bytes(b"valid start\n\xff\xfe broken bytes\n")
     cfg = json.loads(cfg_path.read_text())
     cfg["ingest"]["inputs"].append({"path": str(bad), "kind": "text"})
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(InputFileError, match="bad.txt:2: not UTF-8"):
+        pipeline(config=str(cfg_path), stop_after="ingest")
+    assert list_datasets(tmp_path / "data") == []
+    cfg["ingest"]["on_unreadable"] = "skip"
     cfg_path.write_text(json.dumps(cfg))
     out = pipeline(config=str(cfg_path), stop_after="ingest")
     m = read_manifest(out["ingest"])

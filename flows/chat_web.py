@@ -2,7 +2,7 @@
 each page load opens its own conversation, and a reply streams to it as server-sent events while a worker
 thread generates it, so the server keeps answering other requests.
 
-The server listens on 127.0.0.1 unless `--host` says otherwise (with a warning: there is no authentication).
+The server listens on 127.0.0.1; another `--host` needs `--allow-remote` (there is no login) and gets a warning.
 SIGINT and SIGTERM end open streams, stop the server and return normally: the command exits with code 0.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import ipaddress
 import json
 import logging
 import signal
@@ -29,6 +28,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from flows.serve import exposure_warning, is_loopback
 from model.chat import ChatSession
 from storage.dataset import DatasetError, read_manifest
 from storage.lineage import LineageNode, lineage
@@ -66,13 +66,9 @@ def persona_name(info: dict) -> str | None:
     return None
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name: only "localhost" is known to stay on this machine
-        return False
+CHAT_EXPOSES = ("the chat page has no login: anyone who reaches the port can talk to the model, and draw out what "
+                "it learned from the chats it was trained on")
+CHAT_PROTECT = "Protect it: let only a reverse proxy with TLS and authentication reach it."
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -332,15 +328,17 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve_chat(session: ChatSession, info: dict, host: str = "127.0.0.1", port: int = 8765,
-               name: str | None = None) -> None:
+               name: str | None = None, allow_remote: bool = False) -> None:
     """Serve the chat page for this loaded model until SIGINT or SIGTERM. `name` defaults to the person the model
-    was fine-tuned on (see `persona_name`), else "Assistant"."""
+    was fine-tuned on (see `persona_name`), else "Assistant". A host other than loopback is refused (ValueError)
+    unless `allow_remote`."""
     name = name or persona_name(info) or DEFAULT_NAME
+    exposure_warning(host, port, allow_remote, CHAT_EXPOSES, CHAT_PROTECT)  # refuses before listening
     sock = listen(host, port)
     bound_port = sock.getsockname()[1]
-    if not is_loopback(host):
-        print(f"warning: --host {host} serves the chat beyond this machine: anyone who can reach port {bound_port} "
-              f"can talk to the model, without logging in", file=sys.stderr, flush=True)
+    warning = exposure_warning(host, bound_port, allow_remote, CHAT_EXPOSES, CHAT_PROTECT)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     conversations = Conversations(session)
     config = uvicorn.Config(build_app(conversations, info, name), log_level="warning", access_log=False,
                             timeout_graceful_shutdown=5, lifespan="off")

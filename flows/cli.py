@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import typer
@@ -53,6 +55,39 @@ def _fail(e: BaseException) -> None:
     raise typer.Exit(2)
 
 
+def _check_data_root(data_root: str) -> None:
+    """Before Prefect starts (seconds): the data root exists or can be created, and takes files."""
+    root = Path(data_root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=root).close()
+    except OSError as e:
+        raise ValueError(f"data_root {root}: cannot write there ({e.strerror or e})") from None
+
+
+def _prefect_environment(home: Path) -> None:
+    """Prefect reads its settings when it is imported, so this comes first: its home (settings, the SQLite
+    database of runs) is `home` rather than ~/.prefect, and no usage data is sent (the server's analytics, the
+    client's telemetry). Variables the user has set win."""
+    os.environ.setdefault("PREFECT_HOME", str(home.resolve()))
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")  # a busy machine starts slowly
+
+
+def _prepare_run(cfg) -> None:
+    """What a command that runs stages needs before Prefect is imported: a writable data root, the Prefect home
+    beside it (`.prefect/` next to `data/`: the checkout's own, where `chatlike serve` keeps its database too)
+    and SIGINT/SIGTERM stopping every child process (flows/shutdown.py). The last two only in the script's own
+    process: inside a test, Prefect is imported already and the signals are pytest's."""
+    from flows.shutdown import owns_this_process, stop_on_signals
+
+    _check_data_root(cfg.data_root)
+    if owns_this_process():
+        _prefect_environment(Path(cfg.data_root).resolve().parent / ".prefect")
+        stop_on_signals()
+
+
 @app.callback()
 def _main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks.")) -> None:
     _state["debug"] = debug
@@ -73,6 +108,7 @@ def run(
 
         cfg = load_config(config)
         stages = select_stages(start_at, stop_after, only)
+        _prepare_run(cfg)
         console.print(f"[bold]chatlike[/] {cfg.name}: {' → '.join(stages)}")
         _quiet_tracebacks()
         from flows.pipeline import foreground_run_settings, pipeline_flow
@@ -180,6 +216,7 @@ def eval_(
         from tasks.likeness.stage import TABLE_FILE
 
         cfg = load_config(config)
+        _prepare_run(cfg)
         plan = plan_stage(cfg, "persona-eval")
         path = str(plan.existing) if plan is not None and plan.existing is not None and not force else None
         if path is not None:  # up to date: no need to start Prefect
@@ -259,11 +296,22 @@ def gc(
 
 @app.command()
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (loopback unless --allow-remote)."),
     port: int = typer.Option(4200, help="Port of the Prefect server."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Let --host be an address other machines "
+                                      "reach, although Prefect's API has no login."),
 ) -> None:
-    """Start a local Prefect server, create the work pools, deploy every flow and start the workers."""
+    """Start a local Prefect server, create the work pools, deploy every flow and start the workers; SIGINT or
+    SIGTERM stops them all."""
     try:
+        from flows.serve import PREFECT_EXPOSES, PREFECT_PROTECT, exposure_warning
+        from flows.shutdown import stop_on_signals
+
+        warning = exposure_warning(host, port, allow_remote, PREFECT_EXPOSES, PREFECT_PROTECT)
+        if warning:
+            err_console.print(warning, highlight=False, soft_wrap=True, markup=False)
+        _prefect_environment(Path.cwd() / ".prefect")  # the server's database, beside its prefect.yaml
+        stop_on_signals()
         from flows.serve import serve_forever
 
         serve_forever(Path.cwd(), host, port)
@@ -314,10 +362,24 @@ def commoncrawl_fetch(
 
 
 def main() -> None:
+    """The `chatlike` script. A command stopped by SIGINT or SIGTERM exits with 128 + the signal's number."""
+    from flows.shutdown import own_this_process
+
+    own_this_process()
     try:
         app()
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(128 + (_stop_signal() or 2))
+    except SystemExit:
+        if _stop_signal() is not None:
+            sys.exit(128 + _stop_signal())
+        raise
+
+
+def _stop_signal() -> int | None:
+    from flows.shutdown import stopped_by
+
+    return stopped_by()
 
 
 if __name__ == "__main__":

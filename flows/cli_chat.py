@@ -111,8 +111,10 @@ def chat(
     seed: int | None = typer.Option(None, "--seed", help="Fix the sampling for reproducible replies."),
     once: str | None = typer.Option(None, "--once", help="Reply to this one message and exit."),
     web: bool = typer.Option(False, "--web", help="Chat in the browser instead: serve the chat page (Ctrl-C stops)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="With --web: the interface to listen on (not loopback: a "
-                             "warning, anyone who reaches it can chat)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="With --web: the interface to listen on (loopback unless "
+                             "--allow-remote)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="With --web: let --host be an address other "
+                                      "machines reach, although the page has no login."),
     port: int = typer.Option(8765, "--port", help="With --web: the port to listen on (0: any free one)."),
     name: str | None = typer.Option(None, "--name", help="With --web: the name shown for the model; default: the "
                                     "person it was fine-tuned on (from its lineage), else Assistant."),
@@ -127,6 +129,16 @@ def chat(
 
     if web and once is not None:
         _fail("--web and --once exclude each other")
+    if web:
+        from flows.chat_web import CHAT_EXPOSES, CHAT_PROTECT
+        from flows.serve import exposure_warning
+        from flows.shutdown import stop_on_signals
+
+        try:
+            exposure_warning(host, port, allow_remote, CHAT_EXPOSES, CHAT_PROTECT)
+        except ValueError as e:
+            _fail(str(e))
+        stop_on_signals()  # while the model loads; the server has its own handlers while it serves
     try:
         options = SamplingOptions(temperature, top_k or None, top_p, max_new_tokens, seed,
                                   repetition_penalty, no_repeat_ngram).validate()
@@ -141,8 +153,8 @@ def chat(
         from flows.chat_web import serve_chat
 
         try:
-            serve_chat(session, info, host, port, name)
-        except OSError as e:
+            serve_chat(session, info, host, port, name, allow_remote)
+        except (OSError, ValueError) as e:
             _fail(str(e))
         return
     where = info["checkpoint"] + (f" + {info['adapter']}" if info["adapter"] else "")

@@ -319,33 +319,39 @@ def terminate_process_group(proc: subprocess.Popen, grace_s: float = TERMINATE_G
     Descendants are tracked one by one as well because torchrun starts each worker in a session of its own: they
     are outside the group, and a torchrun killed before it could stop them would leave them running on the GPUs.
     """
-    try:
-        pgid = os.getpgid(proc.pid)
-    except ProcessLookupError:
-        pgid = None
-    family = set(descendant_pids(proc.pid))
-    if pgid is not None:
+    terminate_process_groups([proc], grace_s)
+
+
+def terminate_process_groups(procs: Sequence[subprocess.Popen], grace_s: float = TERMINATE_GRACE_S) -> None:
+    """`terminate_process_group` for several children at once: one grace period for all of them."""
+    pgids: set[int] = set()
+    family: set[int] = set()
+    for proc in procs:
+        try:
+            pgids.add(os.getpgid(proc.pid))
+        except ProcessLookupError:
+            pass
+        family |= set(descendant_pids(proc.pid))
+    for pgid in pgids:
         _signal_group(pgid, signal.SIGTERM)
     _signal_each(family, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        family |= set(descendant_pids(proc.pid))  # what is started meanwhile; orphans stay in the set
-        if not ((pgid is not None and _group_alive(pgid)) or any(map(_pid_alive, family))):
+        for proc in procs:
+            family |= set(descendant_pids(proc.pid))  # what is started meanwhile; orphans stay in the set
+            proc.poll()  # reaps it: a zombie would keep its group alive
+        if not (any(map(_group_alive, pgids)) or any(map(_pid_alive, family))):
             break
-        if proc.poll() is None:
-            try:
-                proc.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
-        else:
-            time.sleep(0.05)
-    if pgid is not None and _group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
+        time.sleep(0.05)
+    for pgid in pgids:
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
     _signal_each({pid for pid in family if _pid_alive(pid)}, signal.SIGKILL)
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-        pass
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+            pass
 
 
 def descendant_pids(pid: int) -> list[int]:

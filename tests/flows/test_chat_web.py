@@ -216,10 +216,10 @@ def test_sigint_stops_the_server_and_its_process_tree(tmp_path):
 
 def test_another_host_warns_and_sigterm_stops_the_server(tmp_path):
     port = free_port()
-    process = ChatWebProcess(["--checkpoint", str(pretrained_checkpoint()), "--host", "0.0.0.0", "--port",
-                              str(port)], tmp_path)
+    process = ChatWebProcess(["--checkpoint", str(pretrained_checkpoint()), "--host", "0.0.0.0", "--allow-remote",
+                              "--port", str(port)], tmp_path)
     try:
-        assert "warning: --host 0.0.0.0 serves the chat beyond this machine" in process.stderr
+        assert f"warning: listening on 0.0.0.0:{port}, reachable beyond this machine" in process.stderr
         if os.path.exists("/proc/net/tcp"):
             assert listening_addresses(port) == {"00000000"}
         conversation = httpx.post(f"http://127.0.0.1:{port}/api/conversations").json()["id"]

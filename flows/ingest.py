@@ -28,7 +28,7 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
     log = get_run_logger()
     log.info("ingest: %d file(s) → %s", len(files), plan.fingerprint[:16])
     with plan.writer() as w:
-        has_messages = any(f.kind == "whatsapp" for f in files)
+        has_messages = any(f.kind in ingest_stage.CHAT_KINDS for f in files)
         calls = [
             {
                 "f": f,

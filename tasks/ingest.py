@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import itertools
 import io
 import json
 import logging
@@ -28,13 +29,16 @@ from tasks.records import Document, InputFileError, SkipCounter, stable_id
 from tasks.shard_drivers import ShardCounts, Summary
 
 STAGE = "ingest"
-STAGE_VERSION = "1"
+STAGE_VERSION = "2"  # 2: messages carry reply_to; chat sources telegram and whatsapp-db
 log = logging.getLogger(__name__)
 
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
 _WET_SUFFIXES = (".wet", ".wet.gz")
 _WARC_SUFFIXES = (".warc", ".warc.gz")
-_DEFAULT_SOURCE = {"whatsapp": "whatsapp", "wet": "commoncrawl", "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
+_DEFAULT_SOURCE = {"whatsapp": "whatsapp", "whatsapp-db": "whatsapp", "telegram": "telegram", "wet": "commoncrawl",
+                   "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
+CHAT_KINDS = ("whatsapp", "whatsapp-db", "telegram")  # kinds that also write a messages part
+_DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class InputFile:
     """One raw file to ingest, with its resolved kind and content hash."""
 
     path: str
-    kind: str  # whatsapp | wet | warc | jsonl | text
+    kind: str  # whatsapp | whatsapp-db | telegram | wet | warc | jsonl | text
     source: str
     sha256: str
 
@@ -60,13 +64,23 @@ def detect_kind(path: Path) -> str:
         return "jsonl"
     if name.endswith(".zip"):
         return "whatsapp"
+    if name.endswith(_DATABASE_SUFFIXES) or ".crypt" in path.suffix.lower():
+        from tasks.whatsapp.database import looks_like_whatsapp_database
+
+        if looks_like_whatsapp_database(path):
+            return "whatsapp-db"
+    if name.endswith(".json"):
+        from tasks.telegram import looks_like_telegram
+
+        if looks_like_telegram(path):
+            return "telegram"
     if name.endswith(".txt"):
         from tasks.whatsapp import looks_like_whatsapp
 
         return "whatsapp" if looks_like_whatsapp(path) else "text"
     raise InputFileError(
-        f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, wet, warc, jsonl, text) in "
-        "ingest.inputs"
+        f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, whatsapp-db, telegram, wet, warc, "
+        "jsonl, text) in ingest.inputs"
     )
 
 
@@ -250,6 +264,22 @@ def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter) 
         )
 
 
+def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
+    """The chats of one chat input: one for a WhatsApp export, any number for a database or a Telegram export."""
+    if f.kind == "whatsapp":
+        from tasks.whatsapp import parse_whatsapp_export
+
+        order = None if params.date_order == "auto" else params.date_order
+        return [parse_whatsapp_export(Path(f.path), date_order=order, skips=skips)]
+    if f.kind == "whatsapp-db":
+        from tasks.whatsapp.database import read_whatsapp_database
+
+        return read_whatsapp_database(Path(f.path), skips, me=params.database_owner, tz=params.database_timezone)
+    from tasks.telegram import read_telegram_export
+
+    return read_telegram_export(Path(f.path), skips, tz=params.database_timezone)
+
+
 def _documents(
     f: InputFile,
     messages_part_path: str | None,
@@ -257,24 +287,23 @@ def _documents(
     skips: SkipCounter,
     result: ShardCounts,
 ) -> Iterator[Document]:
-    if f.kind == "whatsapp":
-        from tasks.whatsapp import chat_to_documents, parse_whatsapp_export
+    if f.kind in CHAT_KINDS:
+        from tasks.whatsapp import chat_to_documents
 
-        order = None if params.date_order == "auto" else params.date_order
-        chat = parse_whatsapp_export(Path(f.path), date_order=order, skips=skips)
+        chats = _read_chats(f, params, skips)
         if messages_part_path is None:
-            raise ValueError("a WhatsApp input needs a messages part path")
+            raise ValueError("a chat input needs a messages part path")
         with ParquetShardWriter(messages_part_path, MESSAGE_SCHEMA) as msgs:
-            msgs.write_rows(m.as_row() for m in chat.messages)
-        result.tally("messages", len(chat.messages))
-        result.info["stats"] = _jsonable(chat.stats)
-        return iter(
-            chat_to_documents(
-                chat,
-                session_gap_hours=params.session_gap_hours,
-                pseudonymize=params.pseudonymize,
-                salt=params.pseudonym_salt,
-            )
+            for chat in chats:
+                msgs.write_rows(m.as_row() for m in chat.messages)
+        result.tally("messages", sum(len(c.messages) for c in chats))
+        # one chat per .txt export (its stats as they were); a database or a Telegram account: stats per chat
+        stats = chats[0].stats if f.kind == "whatsapp" else {c.chat_id: c.stats for c in chats}
+        result.info["stats"] = _jsonable(stats)
+        return itertools.chain.from_iterable(
+            chat_to_documents(c, session_gap_hours=params.session_gap_hours, pseudonymize=params.pseudonymize,
+                              salt=params.pseudonym_salt)
+            for c in chats
         )
     if f.kind == "wet":
         from tasks.commoncrawl import iter_wet_documents

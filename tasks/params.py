@@ -17,7 +17,7 @@ from tasks.cleaning import CleanRules
 __all__ = ["StrictModel"]
 
 
-InputKind = Literal["auto", "whatsapp", "commoncrawl", "wet", "warc", "jsonl", "text"]
+InputKind = Literal["auto", "whatsapp", "whatsapp-db", "telegram", "commoncrawl", "wet", "warc", "jsonl", "text"]
 
 
 class InputSpec(StrictModel):
@@ -46,12 +46,29 @@ class IngestParams(StrictModel):
         "file", description="Plain text: one document per file, per blank-line paragraph, or per line."
     )
     jsonl_text_field: str = "text"
+    database_owner: str = Field(
+        "me", description="WhatsApp databases (msgstore.db, ChatStorage.sqlite): the author name of the phone "
+        "owner's own messages; set it to the name their .txt exports show, so sft-data's target matches both.")
+    database_timezone: str = Field(
+        "UTC", description="WhatsApp databases and Telegram records without a local date: the IANA time zone "
+        "their UTC times are written in (the .txt exports' local time).")
     on_unreadable: Literal["fail", "skip"] = Field(
         "fail",
         description="A file that cannot be read at all (not a WARC file, a zip without a chat, binary data): "
         "`fail` stops the run naming every such file; `skip` ingests the others and lists them in the run "
         "summary, `chatlike status` and the ingest report.",
     )
+
+    @field_validator("database_timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"'{v}' is not an IANA time zone (e.g. 'Europe/Paris', 'UTC')") from None
+        return v
 
     def fingerprint_params(self) -> dict:
         # Whether a run may go on without the unreadable files, not what any file gives: a `fail` run refuses a

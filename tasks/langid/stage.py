@@ -50,7 +50,7 @@ class LangidParams(StrictModel):
     )
     max_spans: int = Field(3, ge=1, description="Number of spans spread over a long text.")
     chat_sources: list[str] = Field(
-        default_factory=lambda: ["whatsapp"],
+        default_factory=lambda: ["whatsapp", "telegram"],
         description="Sources whose 'Author: ' line prefixes are ignored.",
     )
 

@@ -19,7 +19,7 @@ from storage.chat_format import ASSISTANT, USER
 from storage.parquet import count_rows, iter_batches, parquet_files
 from tasks.cleaning import CleanRules, clean_text
 
-CHAT_SOURCE = "whatsapp"  # documents of this source are conversations, never "not this chat"
+CHAT_SOURCES = ("whatsapp", "telegram")  # documents of these sources are conversations, never "not this chat"
 _MAX_DOCS = 2000  # documents read for snippets at most: several snippets come from one document past this
 
 
@@ -120,7 +120,7 @@ def corpus_snippets(ingest_dir: str | os.PathLike, count: int, word_lengths: Seq
     for batch in iter_batches(parts, columns=["id", "source", "text"]):
         for doc_id, source, text in zip(*(batch.column(c).to_pylist() for c in ("id", "source", "text")),
                                         strict=True):
-            if source == CHAT_SOURCE or not text or not text.strip():
+            if source in CHAT_SOURCES or not text or not text.strip():
                 continue
             key = -_unit_hash(seed, doc_id)
             if len(heap) < wanted:

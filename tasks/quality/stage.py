@@ -39,7 +39,7 @@ class QualitySignalsParams(StrictModel):
     """What the tagging computes: the rule set per source, the C4 line rules, stop-word lists per language."""
 
     rule_sets: dict[str, RuleSet] = Field(
-        default_factory=lambda: {"whatsapp": "chat", "text": "prose"},
+        default_factory=lambda: {"whatsapp": "chat", "telegram": "chat", "text": "prose"},
         description="Rule set per value of the `source` column.",
     )
     default_rule_set: RuleSet = Field("web", description="Rule set of sources not listed in `rule_sets`.")

@@ -63,7 +63,7 @@ def train(
         0.1, "--valid-fraction", help="Held out to report precision/recall."
     ),
     short_spans: int = typer.Option(
-        3, "--short-spans", help="Random 5–10-word windows added per longer example (0: none)."
+        3, "--short-spans", help="Random 1–10-word windows added per example longer than one word (0: none)."
     ),
     drop_contradicted: float = typer.Option(
         0.9,
@@ -107,7 +107,12 @@ def train(
     except Exception as e:  # noqa: BLE001 - the CLI turns every failure into one line
         _fail(e)
         return
-    by_script = ", ".join(f"{k} {v:.3f}" for k, v in metrics.min_score_by_script.items())
+    by_script = ", ".join(
+        f"{script} {'/'.join('never' if v >= 1 else f'{v:.3f}' for v in by_length.values())}"
+        for script, by_length in metrics.min_score_by_script_and_length.items()
+    ) or ", ".join(f"{k} {v:.3f}" for k, v in metrics.min_score_by_script.items())
+    if metrics.min_score_by_script_and_length:
+        by_script = f"(1 word / 2 words / 3–5 / 6 or more) {by_script}"
     typer.echo(
         f"saved {metrics.model_path} ({metrics.model_bytes / 1e6:.1f} MB) in {metrics.seconds:.1f} s; "
         f"owned labels: {', '.join(metrics.owned_labels)}; confidence needed: "

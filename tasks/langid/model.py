@@ -33,6 +33,11 @@ FASTTEXT_MAX_VERSION = 12
 METADATA_SUFFIX = ".json"  # an own model's sidecar: "<model>.json"
 OWN_MODEL_FORMAT = "chatlike-langid-1"
 DEFAULT_OWN_MIN_SCORE = 0.5
+# Texts are judged by how many words they have: the own model needs more confidence on a word or two than on a
+# sentence (a short Arabic phrase reads as Darija far more often than a sentence does). A length class is named
+# by its fewest words: "1", "2", "3" (3–5 words), "6" (6 or more).
+LENGTH_CLASSES = (1, 2, 3, 6)
+OWN_NEVER = 1.0  # a threshold of 1 means: the own model does not answer (at that script and length)
 
 
 @dataclass(frozen=True)
@@ -240,6 +245,12 @@ def dominant_script(text: str, sample_chars: int = 400) -> str:
     return best
 
 
+def length_class(normalized: str) -> str:
+    """The length class ("1", "2", "3", "6") of a text already normalised for the own model."""
+    words = len(normalized.split())
+    return str(max((n for n in LENGTH_CLASSES if words >= n), default=LENGTH_CLASSES[0]))
+
+
 def normalize_for_own_model(text: str) -> str:
     """What an own model sees, at training and at prediction: lower case, no links, @mentions, punctuation,
     Arabic diacritics or stretched letters ("hhhhhh", "ههههه" become two). Digits stay: Arabizi writes letters
@@ -355,10 +366,13 @@ def read_own_model_metadata(model_path: str) -> dict:
 class CombinedPredictor(LanguagePredictor):
     """An own model for the labels it owns, the default model for everything else.
 
-    Rule, per span: if the own model's top label is one of `owned_labels` with probability ≥ the threshold,
-    that label and probability are the span's answer; otherwise the default model's distribution is. Owned
-    labels default to those in the model's metadata, else to the own labels the default model does not know
-    (an own model's other labels are there as negatives: it needs to have seen what Darija is not).
+    Rule, per span: if the own model's top label is one of `owned_labels` with probability ≥ the threshold
+    for the span's script and length (number of words), and that threshold is below 1, that label and
+    probability are the span's answer; otherwise the default model's distribution is. The thresholds come
+    from the model's metadata (calibrated when training so that at most ~1% of any other language's texts of
+    that script and length are taken), unless `own_min_score` gives one for everything. Owned labels default
+    to those in the metadata, else to the own labels the default model does not know (an own model's other
+    labels are there as negatives: it needs to have seen what Darija is not).
     """
 
     def __init__(
@@ -388,18 +402,34 @@ class CombinedPredictor(LanguagePredictor):
         # thresholds per script from training (calibrated against that script's other languages), unless one
         # threshold is given; scripts without their own use the highest (the most careful) one
         self.script_min_scores: dict[str, float] = {}
+        # per script and length class (models of recipe 3 on); older models have one threshold per script
+        self.length_min_scores: dict[str, dict[str, float]] = {}
         if own_min_score is None:
             own_min_score = float(meta.get("min_score", DEFAULT_OWN_MIN_SCORE))
             self.script_min_scores = {k: float(v) for k, v in meta.get("min_score_by_script", {}).items()}
-        for value in (own_min_score, *self.script_min_scores.values()):
+            self.length_min_scores = {
+                script: {length: float(v) for length, v in by_length.items()}
+                for script, by_length in meta.get("min_score_by_script_and_length", {}).items()
+            }
+        values = [own_min_score, *self.script_min_scores.values()]
+        values += [v for by_length in self.length_min_scores.values() for v in by_length.values()]
+        for value in values:
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"own_min_score must be between 0 and 1, got {value}")
         self.own_min_score = own_min_score
 
-    def min_score_for(self, line: str) -> float:
+    def min_score_for(self, line: str, normalized: str) -> float:
+        """The own model's threshold for a line (`normalized`: the line as the own model sees it)."""
+        script = dominant_script(line)
+        if self.length_min_scores:
+            length = length_class(normalized)
+            by_length = self.length_min_scores.get(script)
+            if by_length is None:  # a script without calibration examples: the most careful of the others
+                return max((t.get(length, OWN_NEVER) for t in self.length_min_scores.values()), default=OWN_NEVER)
+            return by_length.get(length, OWN_NEVER)
         if not self.script_min_scores:
             return self.own_min_score
-        return self.script_min_scores.get(dominant_script(line), self.own_min_score)
+        return self.script_min_scores.get(script, self.own_min_score)
 
     def line_distributions(self, lines: list[str]) -> list[dict[str, float]]:
         normalized = [normalize_for_own_model(line) for line in lines]
@@ -412,7 +442,8 @@ class CombinedPredictor(LanguagePredictor):
         fallback: list[int] = []
         for i, dist in enumerate(own):
             label, p = next(iter(dist.items()), (None, 0.0))
-            if label in self.owned_labels and p >= self.min_score_for(lines[i]):
+            threshold = self.min_score_for(lines[i], normalized[i])
+            if label in self.owned_labels and p >= threshold and threshold < OWN_NEVER:
                 result.append({label: p})
             else:
                 result.append(None)

@@ -34,9 +34,12 @@ from storage.atomic import replace_file, write_text_atomic
 from tasks.langid.model import (
     DEFAULT_OWN_MIN_SCORE,
     LABEL_PREFIX,
+    LENGTH_CLASSES,
     METADATA_SUFFIX,
     OWN_MODEL_FORMAT,
+    OWN_NEVER,
     dominant_script,
+    length_class,
     load_fasttext_model,
     normalize_for_own_model,
 )
@@ -51,8 +54,8 @@ TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 # threads part of it keeps whatever was in memory (random NaN failures, irreproducible models). Training
 # threads are therefore never fewer than this; the price is that runs are not bit-for-bit reproducible.
 MIN_TRAIN_THREADS = 11
-MAX_OWN_MIN_SCORE = 0.99
-TRAINING_RECIPE = "chatlike-langid-train/2"  # written into the sidecar; changes whenever the recipe does
+MAX_OWN_MIN_SCORE = 0.999  # above this, fastText probabilities of short texts are all ~1: the own model abstains
+TRAINING_RECIPE = "chatlike-langid-train/3"  # written into the sidecar; changes whenever the recipe does
 STAGE_VERSION = "1"  # of the langid-train dataset (the recipe above is part of its parameters too)
 
 
@@ -161,7 +164,7 @@ class LangidTrainMetrics:
     labels: dict[str, int]  # training examples per label (before balancing)
     owned_labels: list[str]
     min_score: float  # for scripts without their own threshold
-    min_score_by_script: dict[str, float]
+    min_score_by_script: dict[str, float]  # for sentences (6 words or more)
     train_examples: int
     valid_examples: int
     valid_accuracy: float | None
@@ -169,6 +172,8 @@ class LangidTrainMetrics:
     valid_precision: dict[str, float] = field(default_factory=dict)
     # owned-label training examples left out because models trained without them call them another language
     dropped_contradicted: dict[str, int] = field(default_factory=dict)
+    # per script and length class ("1", "2", "3": 3–5 words, "6": 6 or more); 1 = the own model never answers
+    min_score_by_script_and_length: dict[str, dict[str, float]] = field(default_factory=dict)
     seconds: float = 0.0
     model_bytes: int = 0
 
@@ -196,20 +201,22 @@ def _balanced(examples: list[LabelledText], seed: int) -> list[LabelledText]:
 def _short_spans(
     examples: list[LabelledText], per_example: int, words: tuple[int, int], seed: int
 ) -> list[LabelledText]:
-    """The examples plus `per_example` random windows of `words[0]`–`words[1]` words from each longer one.
+    """The examples plus `per_example` random windows of `words[0]`–`words[1]` words (always fewer words than
+    the example) from each example longer than `words[0]` words.
 
-    Chat messages are a few words long, the labelled sentences (news, books) are mostly longer: without short
-    examples the model is overconfident on short text, and a short Arabic sentence reads as Darija.
+    Chat messages are a few words long, the labelled sentences (news, books) are mostly longer, and the Darija
+    examples short: without short windows of every language the model learns that short text is Darija, and a
+    word or two of Arabic or English reads as Darija with near certainty.
     """
     lo, hi = words
     rng = random.Random(seed)
     out = list(examples)
     for e in examples:
         tokens = e.text.split()
-        if len(tokens) <= hi:
+        if len(tokens) <= lo:
             continue
         for _ in range(per_example):
-            n = rng.randint(lo, hi)
+            n = rng.randint(lo, min(hi, len(tokens) - 1))
             start = rng.randint(0, len(tokens) - n)
             out.append(LabelledText(e.label, " ".join(tokens[start : start + n])))
     return out
@@ -241,7 +248,8 @@ def _owned_scores(model, texts: list[str], owned: set[str]) -> list[float]:
 
 
 def _calibrated_min_score(scored: list[tuple[str, float]], owned: set[str], max_fp: float) -> float:
-    """The lowest threshold ≥ 0.5 that calls at most `max_fp` of each other label's examples owned.
+    """The lowest threshold ≥ 0.5 that calls at most `max_fp` of each other label's examples owned, or
+    `OWN_NEVER` (1: the own model does not answer) when even `MAX_OWN_MIN_SCORE` would call more.
 
     `scored` holds (gold label, owned-label probability) of examples the scoring model was not trained on.
     Labels with fewer than 20 examples are left out (too few to estimate a rate).
@@ -251,42 +259,63 @@ def _calibrated_min_score(scored: list[tuple[str, float]], owned: set[str], max_
     for label, score in scored:
         if label not in owned:
             by_label.setdefault(label, []).append(score)
-    for label, scores in sorted(by_label.items()):
+    for _label, scores in sorted(by_label.items()):
         if len(scores) < 20:
             continue
         scores.sort(reverse=True)
         allowed = int(max_fp * len(scores))
         if allowed < len(scores) and scores[allowed] >= threshold:
-            threshold = min(
-                float(np.nextafter(np.float32(scores[allowed]), np.float32(2))), MAX_OWN_MIN_SCORE
-            )
-            if threshold >= MAX_OWN_MIN_SCORE:
-                log.warning(
-                    "the own model hardly tells %s from %s: threshold capped at %s",
-                    label,
-                    sorted(owned),
-                    threshold,
-                )
+            threshold = float(np.nextafter(np.float32(scores[allowed]), np.float32(2)))
+            if threshold > MAX_OWN_MIN_SCORE:
+                return OWN_NEVER
     return threshold
 
 
-def _calibrated_by_script(
-    scored: list[tuple[str, str, float]], owned: set[str], max_fp: float
-) -> dict[str, float]:
-    """One threshold per script, each calibrated on the other labels' examples written in that script.
+def _calibrated_by_script_and_length(
+    scored: list[tuple[str, str, str, float]], owned: set[str], max_fp: float
+) -> dict[str, dict[str, float]]:
+    """A threshold per script and length class, from (label, script, length class, owned-label probability).
 
-    Arabic-script Darija competes with Arabic, Arabizi with French and English: one threshold for both would be
-    set by the hardest pair and cost recall in the other script.
+    A word or two of Arabic reads as Darija far more often than a sentence: one threshold per script is either
+    too low for short texts (it takes them from Arabic) or too high for sentences (it costs Darija recall).
+    A length class without enough examples of another language gets its script's next longer class's
+    threshold or, if none, the highest of its script (short texts are never judged more leniently).
     """
-    by_script: dict[str, list[tuple[str, float]]] = {}
-    for label, script, score in scored:
-        by_script.setdefault(script, []).append((label, score))
-    thresholds = {}
-    for script, pairs in sorted(by_script.items()):
-        negatives = Counter(label for label, _ in pairs if label not in owned)
-        if script != "other" and any(n >= 20 for n in negatives.values()):
-            thresholds[script] = _calibrated_min_score(pairs, owned, max_fp)
+    by_script: dict[str, list[tuple[str, str, float]]] = {}
+    for label, script, length, score in scored:
+        by_script.setdefault(script, []).append((label, length, score))
+    thresholds: dict[str, dict[str, float]] = {}
+    for script, rows in sorted(by_script.items()):
+        if script == "other":
+            continue
+        measured = {}
+        for n in LENGTH_CLASSES:
+            pairs = [(label, score) for label, length, score in rows if length == str(n)]
+            if any(c >= 20 for label, c in Counter(label for label, _ in pairs).items() if label not in owned):
+                measured[str(n)] = _calibrated_min_score(pairs, owned, max_fp)
+        if not measured:
+            continue
+        by_length: dict[str, float] = {}
+        longer = None  # the threshold of the next longer class
+        for n in sorted(LENGTH_CLASSES, reverse=True):
+            own = measured.get(str(n), longer if longer is not None else max(measured.values()))
+            longer = by_length[str(n)] = own if longer is None else max(own, longer)
+        thresholds[script] = {str(n): by_length[str(n)] for n in LENGTH_CLASSES}
     return thresholds
+
+
+def _calibration_texts(text: str, salt: str) -> list[str]:
+    """A text and windows of it of every shorter length class (one word, two words, 3–5 words), so that the
+    thresholds are calibrated on texts as short as those they will judge."""
+    words = text.split()
+    rng = random.Random(int.from_bytes(hashlib.sha256((salt + text).encode("utf-8")).digest()[:8], "big"))
+    texts = [text]
+    for lo, hi in ((1, 1), (2, 2), (3, 5)):
+        if len(words) > lo:
+            n = rng.randint(lo, min(hi, len(words) - 1))
+            start = rng.randint(0, len(words) - n)
+            texts.append(" ".join(words[start : start + n]))
+    return texts
 
 
 def _fold(text: str, folds: int, salt: bytes = b"calibration") -> int:
@@ -347,7 +376,7 @@ def train_langid_model(
     max_false_positive_rate: float = 0.01,
     calibration_folds: int = 3,
     short_spans: int = 3,
-    short_span_words: tuple[int, int] = (5, 10),
+    short_span_words: tuple[int, int] = (1, 10),
     drop_contradicted: float | None = 0.9,
     seed: int = 0,
     threads: int | None = None,
@@ -462,21 +491,26 @@ def train_langid_model(
                 train, owned, drop_contradicted, lambda examples: fit(examples, folder, spans=False)
             )
         script_min_scores: dict[str, float] = {}
+        length_min_scores: dict[str, dict[str, float]] = {}
         if min_score is None and calibration_folds >= 2:
-            scored: list[tuple[str, str, float]] = []
+            scored: list[tuple[str, str, str, float]] = []  # label, script, length class, owned probability
             for k in range(calibration_folds):
                 inside = [e for e in train if _fold(e.text, calibration_folds) != k]
                 outside = [e for e in train if _fold(e.text, calibration_folds) == k]
                 if not outside or len({e.label for e in inside}) < 2:
                     continue
                 fold_model = fit(inside, folder)
-                scores = _owned_scores(fold_model, [e.text for e in outside], owned)
+                judged = [(e.label, t) for e in outside for t in _calibration_texts(e.text, str(seed))]
+                scores = _owned_scores(fold_model, [t for _, t in judged], owned)
                 scored += [
-                    (e.label, dominant_script(e.text), p) for e, p in zip(outside, scores, strict=True)
+                    (label, dominant_script(t), length_class(t), p)
+                    for (label, t), p in zip(judged, scores, strict=True)
                 ]
                 del fold_model
-            script_min_scores = _calibrated_by_script(scored, owned, max_false_positive_rate)
-            # texts of other scripts get the most careful threshold
+            length_min_scores = _calibrated_by_script_and_length(scored, owned, max_false_positive_rate)
+            # the threshold of sentences (6 words or more) of each script, as recipe 2 had it
+            script_min_scores = {script: t[str(LENGTH_CLASSES[-1])] for script, t in length_min_scores.items()}
+            # texts of other scripts get the most careful threshold (when given no length)
             min_score = max(script_min_scores.values(), default=DEFAULT_OWN_MIN_SCORE)
         elif min_score is None:
             min_score = DEFAULT_OWN_MIN_SCORE
@@ -504,6 +538,7 @@ def train_langid_model(
         owned_labels=sorted(owned_labels),
         min_score=min_score,
         min_score_by_script=script_min_scores,
+        min_score_by_script_and_length=length_min_scores,
         train_examples=len(train),
         valid_examples=len(valid),
         valid_accuracy=accuracy,
@@ -519,6 +554,7 @@ def train_langid_model(
         "owned_labels": sorted(owned_labels),
         "min_score": min_score,
         "min_score_by_script": script_min_scores,
+        "min_score_by_script_and_length": length_min_scores,
         "normalization": "normalize_for_own_model/1",
         "recipe": TRAINING_RECIPE,
         "params": {

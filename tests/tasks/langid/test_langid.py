@@ -319,6 +319,37 @@ OTHER_CHAT = {
     ),
 }
 
+# Single words and word pairs, and Darija of a few words, written for these tests (in no data set): what the
+# combined predictor must leave to the default model, and the short Darija it must still recognise.
+SHORT_OTHER = {
+    "en": (
+        "weather", "tomorrow", "kitchen", "beautiful", "thanks", "good morning", "see you", "call me",
+        "the meeting", "happy birthday", "running late", "my phone", "what happened", "next week",
+    ),
+    "fr": (
+        "bonjour", "demain", "voiture", "merci", "bonne nuit", "ce soir", "pas grave", "à demain",
+        "je sais", "la cuisine", "mon téléphone", "tout le monde", "quelle heure", "chez moi",
+    ),
+    "es": (
+        "gracias", "mañana", "cerveza", "ventana", "buenas noches", "te quiero", "hasta luego",
+        "por favor", "la playa", "qué tal", "mi hermano", "el coche", "muy bien", "cada día",
+    ),
+    "ar": (
+        "شكرا", "المدرسة", "الجامعة", "مستشفى", "صباح الخير", "مع السلامة", "الحمد لله", "مساء الخير",
+        "وزارة الخارجية", "السيارة الجديدة", "أين أنت", "في المكتبة", "رئيس الوزراء", "الأسبوع القادم",
+    ),
+}
+SHORT_DARIJA_ARABIC = (
+    "واش نتا مزيان؟", "فين غادي دابا؟", "بغيت نمشي للدار", "شنو كدير دابا؟", "ماعنديش الوقت دابا",
+    "غادي نجي من بعد", "كيداير الوالدة ديالك؟", "مابغيتش نخرج اليوم", "علاش ماجيتيش البارح؟",
+    "صافي نتلاقاو غدا", "عيط ليا ملي توصل", "هادشي زوين بزاف",
+)
+SHORT_DARIJA_LATIN = (
+    "wach nta", "bghit nmchi", "fin ghadi?", "kidayr labas?", "ma3ndich flous", "chno katdir daba?",
+    "safi ghda nchoufek", "3afak sifet liya", "mab9itch 9ader", "ghadi nji daba", "wakha a sahbi",
+    "fin wsselti?",
+)
+
 
 def _darija() -> list[tuple[str, str]]:
     """(text, source) for every Darija example of DODa (both scripts) and AfriSenti Morocco."""
@@ -413,10 +444,11 @@ def bench_recipe_model(tmp_path_factory) -> tuple[Path, object]:
 
 
 def test_unseen_darija_chat_lines_are_recognised_in_both_scripts(bench_recipe_model):
-    """The issue's claim: Darija the tests have never seen. The aim is 90% per script; measured with this recipe
-    (several trainings) 46-47 of 52 (88-90%) in Arabic script and 52-53 of 54 (96-98%) in Arabizi. French,
-    English and Spanish chat lines keep their language; of 15 short Modern Standard Arabic chat lines 1 or 2 are
-    taken as Darija (the only MSA the model sees is news sentences). The floors leave room for fastText's
+    """Darija the tests have never seen. Measured with recipe 3 (thresholds per script and length): 41 of 52
+    (79%) in Arabic script and 53 of 54 (98%) in Arabizi; recipe 2 took 46-47 of 52 in Arabic script but also
+    took short Arabic and English from the default model (issue 19). The 3–5-word Arabic-script lines are the
+    ones lost: at that length the own model needs ≥ 0.99 to leave 99% of Arabic alone. French, English,
+    Spanish and Modern Standard Arabic chat lines keep their language. The floors leave room for fastText's
     multi-threaded training, which is not reproducible run to run."""
     model, _ = bench_recipe_model
     p = CombinedPredictor(str(model))
@@ -424,14 +456,50 @@ def test_unseen_darija_chat_lines_are_recognised_in_both_scripts(bench_recipe_mo
     for script, lines in (("arabic", DARIJA_CHAT_ARABIC), ("latin", DARIJA_CHAT_LATIN)):
         guesses = p.predict_many(list(lines))
         recall[script] = sum(g.lang == "ary" for g in guesses) / len(lines)
-    assert recall["arabic"] >= 0.85 and recall["latin"] >= 0.9, recall
+    assert recall["arabic"] >= 0.7 and recall["latin"] >= 0.9, recall
 
     default = LanguagePredictor()
     for lang, lines in OTHER_CHAT.items():
         assert all(g.lang == lang for g in default.predict_many(list(lines))), lang  # the lines are fair
         combined = [g.lang for g in p.predict_many(list(lines))]
-        allowed = 3 if lang == "ar" else 1
-        assert sum(label == lang for label in combined) >= len(lines) - allowed, (lang, combined)
+        assert sum(label == lang for label in combined) >= len(lines) - 1, (lang, combined)
+
+
+def test_short_texts_of_other_languages_stay_with_the_default_model(bench_recipe_model):
+    """Issue 19: single words and word pairs of English, French, Spanish and Arabic keep the default model's
+    label once the own model is combined, while short Darija is still recognised. With the recipe before
+    (one threshold per script, 5–10-word windows) most of these Arabic and English words were taken as
+    Darija."""
+    model, _ = bench_recipe_model
+    p = CombinedPredictor(str(model))
+    default = LanguagePredictor()
+    texts = [t for ts in SHORT_OTHER.values() for t in ts]
+    by_default = [g.lang for g in default.predict_many(texts)]
+    gold = [lang for lang, ts in SHORT_OTHER.items() for _ in ts]
+    assert sum(d == g for d, g in zip(by_default, gold, strict=True)) >= 50  # the texts are mostly fair
+    changed = [
+        (t, d, g.lang) for t, d, g in zip(texts, by_default, p.predict_many(texts), strict=True) if g.lang != d
+    ]
+    assert len(changed) <= 1, changed  # 56 texts; measured 0 (training is not bit-for-bit reproducible)
+    recall = {
+        script: sum(g.lang == "ary" for g in p.predict_many(list(lines))) / len(lines)
+        for script, lines in (("arabic", SHORT_DARIJA_ARABIC), ("latin", SHORT_DARIJA_LATIN))
+    }
+    assert recall["arabic"] >= 0.75 and recall["latin"] >= 0.8, recall
+
+
+def test_thresholds_depend_on_script_and_length(darija_model, monkeypatch):
+    p = CombinedPredictor(str(darija_model))
+    p.length_min_scores = {
+        "arabic": {"1": 1.0, "2": 0.99, "3": 0.9, "6": 0.6},
+        "latin": {"1": 0.9, "2": 0.8, "3": 0.5, "6": 0.5},
+    }
+    monkeypatch.setattr(p.own, "predict", lambda lines, k=1: [{"ary": 0.95} for _ in lines])
+    texts = ["كتاب", "صباح الخير", "واش نتا مزيان؟", "hello", "see you", "Tschüss"]
+    # a single Arabic-script word never goes to the own model, two words need 0.99; Latin words need 0.9;
+    # Cyrillic, Greek… (no calibration) get the most careful threshold of their length ("Tschüss" is Latin)
+    assert [g.lang for g in p.predict_many(texts)] == ["ar", "ar", "ary", "ary", "ary", "ary"]
+    assert p.min_score_for("привет", "привет") == 1.0 and p.min_score_for("добрый день друг", "добрый день друг") == 0.9
 
 
 def test_training_leaves_out_owned_examples_that_read_as_another_language(bench_recipe_model, tmp_path):
@@ -440,21 +508,36 @@ def test_training_leaves_out_owned_examples_that_read_as_another_language(bench_
     # left out, a small part of the ~3,000 Darija examples
     assert 10 <= metrics.dropped_contradicted["ary"] <= 200, metrics.dropped_contradicted
     meta = json.loads(Path(str(model) + ".json").read_text(encoding="utf-8"))
-    assert meta["recipe"] == "chatlike-langid-train/2" and meta["params"]["short_spans"] == 3
+    assert meta["recipe"] == "chatlike-langid-train/3" and meta["params"]["short_spans"] == 3
     assert meta["metrics"]["dropped_contradicted"] == metrics.dropped_contradicted
-    # the Arabic-script threshold is calibrated against Arabic, the Latin one against French, English…
-    assert 0.5 <= meta["min_score_by_script"]["latin"] < meta["min_score_by_script"]["arabic"] < 0.99
+    # the Arabic-script thresholds are calibrated against Arabic, the Latin ones against French, English…;
+    # a word or two needs more confidence than a sentence, and a single Arabic-script word is left to the
+    # default model (1: the own model does not answer)
+    by_length = meta["min_score_by_script_and_length"]
+    assert set(by_length["arabic"]) == set(by_length["latin"]) == {"1", "2", "3", "6"}
+    for script in ("arabic", "latin"):
+        t = by_length[script]
+        assert 0.5 <= t["6"] <= t["3"] <= t["2"] <= t["1"] <= 1.0, (script, t)
+        assert meta["min_score_by_script"][script] == t["6"]
+    assert by_length["arabic"]["1"] == 1.0 and by_length["latin"]["6"] < 0.99
+    assert all(by_length["arabic"][n] >= by_length["latin"][n] for n in ("1", "2", "3"))
 
 
-def test_short_spans_add_windows_of_long_examples_only():
+def test_short_spans_add_shorter_windows_of_every_example():
     from tasks.langid.train import _short_spans
 
     long = LabelledText("fr", " ".join(f"mot{i}" for i in range(30)))
     short = LabelledText("ary", "wach nta f dar")
     out = _short_spans([long, short], 3, (5, 10), seed=0)
-    assert out[:2] == [long, short] and len(out) == 5
+    assert out[:2] == [long, short] and len(out) == 5  # four words: no window of five or more
     assert all(e.label == "fr" and 5 <= len(e.text.split()) <= 10 and e.text in long.text for e in out[2:])
     assert _short_spans([long, short], 3, (5, 10), seed=0) == out  # deterministic
+    # the recipe's 1–10 words: short Darija examples give windows too, always shorter than the example
+    out = _short_spans([long, short], 3, (1, 10), seed=0)
+    darija = [e for e in out[2:] if e.label == "ary"]
+    assert len(out) == 8 and len(darija) == 3
+    assert all(1 <= len(e.text.split()) <= 3 and e.text in short.text for e in darija)
+    assert _short_spans([LabelledText("ary", "wakha")], 3, (1, 10), seed=0) == [LabelledText("ary", "wakha")]
 
 
 def test_threshold_calibration_bounds_the_share_taken_from_other_languages():
@@ -468,18 +551,25 @@ def test_threshold_calibration_bounds_the_share_taken_from_other_languages():
     assert 0.79 < threshold < 0.7951  # just above the second highest Arabic score: one in a hundred may pass
     assert sum(p >= threshold for _, p in arabic) == 1
     assert _calibrated_min_score([("ar", 0.1)] * 100, {"ary"}, max_fp=0.01) == 0.5  # never below 0.5
-    assert _calibrated_min_score([("ar", 1.0)] * 100, {"ary"}, max_fp=0.01) == 0.99  # capped
+    # no threshold up to 0.999 keeps Arabic out: the own model does not answer (1 = never)
+    assert _calibrated_min_score([("ar", 1.0)] * 100, {"ary"}, max_fp=0.01) == 1.0
 
 
-def test_thresholds_are_calibrated_per_script():
-    from tasks.langid.train import _calibrated_by_script
+def test_thresholds_are_calibrated_per_script_and_length():
+    from tasks.langid.train import _calibrated_by_script_and_length
 
-    scored = [("ar", "arabic", 0.9 + i / 1000) for i in range(50)]  # Arabic looks a lot like Darija
-    scored += [("fr", "latin", 0.2 + i / 200) for i in range(50)]  # French does not
-    scored += [("ary", "latin", 0.99)] * 30 + [("en", "cyrillic", 0.9)] * 5  # owned; too few to estimate
-    thresholds = _calibrated_by_script(scored, {"ary"}, max_fp=0.02)
+    scored = [("ar", "arabic", "6", 0.9 + i / 1000) for i in range(50)]  # Arabic sentences look like Darija
+    scored += [("ar", "arabic", "1", 1.0)] * 50  # and single Arabic words are Darija words too
+    scored += [("fr", "latin", "6", 0.2 + i / 200) for i in range(50)]  # French does not
+    scored += [("fr", "latin", "2", 0.6 + i / 200) for i in range(50)]  # … except as a pair of words
+    scored += [("ary", "latin", "1", 0.99)] * 30 + [("en", "cyrillic", "6", 0.9)] * 5  # owned; too few
+    thresholds = _calibrated_by_script_and_length(scored, {"ary"}, max_fp=0.02)
     assert set(thresholds) == {"arabic", "latin"}
-    assert thresholds["arabic"] > 0.94 and thresholds["latin"] == 0.5
+    arabic, latin = thresholds["arabic"], thresholds["latin"]
+    assert arabic["1"] == 1.0 and arabic["2"] == arabic["3"] == arabic["6"] > 0.94
+    # two words need more than a sentence; a length without examples takes the next longer one's threshold,
+    # a word the highest: short texts are never judged more leniently than longer ones
+    assert latin["6"] == latin["3"] == 0.5 and 0.84 < latin["2"] < 0.86 and latin["1"] == latin["2"]
 
 
 def test_training_data_formats(tmp_path):

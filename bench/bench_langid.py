@@ -9,11 +9,19 @@ On ../shared/data/langid/ (and the Common Crawl sample for throughput), prints
    sentences (ten negative languages), and judged on its own fold only;
 3. accuracy on the lingua sentences with the combined predictor against the default model alone (same folds);
 4. the same two numbers for other own-model thresholds (the trade-off between Darija recall and Arabic);
-5. hand-written chat lines no model has seen (tests/tasks/langid/test_langid.py: Darija in both scripts, and French,
+5. issue 19's short-text table: for every lingua language, accuracy of the default model alone and combined
+   (and the change) on a random word, a random pair of adjacent words and the whole sentence of every held-out
+   sentence, and on conversations of 3 and 10 chat-sized messages judged whole (as the stage judges WhatsApp
+   documents); aims marked MET/UNMET;
+6. Darija recall per script at the same lengths (sentences: the aim);
+7. hand-written chat lines no model has seen (tests/tasks/langid/test_langid.py: Darija in both scripts, and French,
    English, Modern Standard Arabic, Spanish), judged by an own model trained on all the shared data;
-6. throughput in documents (or sentences) per CPU second (one core).
+8. throughput in documents (or sentences) per CPU second (one core).
 
-    .venv/bin/python bench/bench_langid.py [--quick] [--folds K]
+Folds go by source sentence (a DODa row's two scripts share one); held-out Darija whose normalised text is also
+a training text is left out.
+
+    .venv/bin/python bench/bench_langid.py [--quick] [--folds K] [--lengths: tables 1-6 only]
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import csv
 import gzip
 import hashlib
 import json
+import random
 import re
 import sys
 import tempfile
@@ -46,6 +55,7 @@ from tasks.langid import (  # noqa: E402
     normalize_for_own_model,
     train_langid_model,
 )
+from tasks.quality.signals import strip_chat_authors  # noqa: E402  (what the langid stage does to chats)
 
 DATA = ROOT.parent / "shared" / "data"
 LANGID = DATA / "langid"
@@ -63,7 +73,7 @@ def fold_of(text: str, k: int) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") % k
 
 
-def load() -> tuple[dict[str, list[str]], list[tuple[str, str, str]], list[str]]:
+def load() -> tuple[dict[str, list[str]], list[tuple[str, str, str, str]], list[str]]:
     if not LANGID.exists():
         sys.exit(f"real data not available: {LANGID} (expected ../shared/data beside the project)")
     lingua = {
@@ -74,17 +84,19 @@ def load() -> tuple[dict[str, list[str]], list[tuple[str, str, str]], list[str]]
         ]
         for lang in LINGUA
     }
-    darija: list[tuple[str, str, str]] = []  # (text, dataset, script)
+    darija: list[tuple[str, str, str, str]] = []  # (text, dataset, script, fold key)
     for name in ("DODa_ongoing_02.csv", "DODa_x-tra_idioms.csv", "DODa_x-tra_proverbs.csv"):
         with open(LANGID / name, encoding="utf-8", newline="") as f:
             for row in csv.DictReader(f):
+                # a DODa row's two columns are one sentence in two scripts: they share a fold
+                key = f"{name}:{(row.get('darija') or '').strip()}:{(row.get('darija_ar') or '').strip()}"
                 for column in ("darija", "darija_ar"):
                     text = (row.get(column) or "").strip()
                     if text:
-                        darija.append((text, "DODa", script(text)))
+                        darija.append((text, "DODa", script(text), key))
     with open(LANGID / "afrisenti_ma_dev.tsv", encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f, delimiter="\t"):
-            darija.append((row["tweet"].strip(), "AfriSenti-ma", script(row["tweet"])))
+            darija.append((row["tweet"].strip(), "AfriSenti-ma", script(row["tweet"]), row["tweet"].strip()))
     with open(LANGID / "afrisenti_dz_dev.tsv", encoding="utf-8", newline="") as f:
         algerian = [row["tweet"].strip() for row in csv.DictReader(f, delimiter="\t")]
     return lingua, darija, algerian
@@ -94,10 +106,148 @@ def pct(hits: int, n: int) -> str:
     return f"{hits / n:.1%}" if n else "-"
 
 
+def held_out_darija(
+    darija: list[tuple[str, str, str, str]], k: int, fold: int
+) -> tuple[list[str], list[tuple[str, str, str, str]]]:
+    """Training texts and held-out examples of one fold. Folds go by source sentence (a DODa row's two scripts
+    together), and a held-out text whose normalised form is also a training text is left out (DODa repeats
+    some sentences across rows), so that nothing judged here was seen in training."""
+    train = [t for t, _, _, key in darija if fold_of(key, k) != fold]
+    seen = {normalize_for_own_model(t) for t in train}
+    held = [d for d in darija if fold_of(d[3], k) == fold and normalize_for_own_model(d[0]) not in seen]
+    return train, held
+
+
+_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def words_of(text: str) -> list[str]:
+    """The text's words (punctuation at their edges cut off), those with at least one letter."""
+    words = (_EDGE_PUNCTUATION.sub("", w) for w in text.split())
+    return [w for w in words if any(c.isalpha() for c in w)]
+
+
+LENGTHS = ("word", "pair", "sentence")
+
+
+def length_variants(text: str) -> dict[str, str | None]:
+    """One random word, one random pair of adjacent words, and the whole text (seeded by the text)."""
+    rng = random.Random(fold_of(text, 2**31))
+    words = words_of(text)
+    start = rng.randrange(len(words) - 1) if len(words) >= 2 else 0
+    return {
+        "word": rng.choice(words) if words else None,
+        "pair": " ".join(words[start : start + 2]) if len(words) >= 2 else None,
+        "sentence": text,
+    }
+
+
+def chat_messages(texts: list[str]) -> list[str]:
+    """Chat-sized messages: a window of 1–6 words from each text (seeded by the text)."""
+    out = []
+    for text in texts:
+        words = words_of(text)
+        if words:
+            rng = random.Random(fold_of(text, 2**31) + 1)
+            n = min(rng.randint(1, 6), len(words))
+            start = rng.randint(0, len(words) - n)
+            out.append(" ".join(words[start : start + n]))
+    return out
+
+
+def conversations(messages: list[str], n: int) -> list[str]:
+    """Consecutive messages in groups of n, judged the way the langid stage judges a WhatsApp document: the
+    `Author: text` lines of the conversation without their author prefixes."""
+    chats = []
+    for i in range(0, len(messages) - n + 1, n):
+        lines = [f"{('Sam', 'Nadia')[j % 2]}: {m}" for j, m in enumerate(messages[i : i + n])]
+        chats.append(strip_chat_authors("\n".join(lines)))
+    return chats
+
+
+CHAT_SIZES = (3, 10)
+COLUMNS = (*LENGTHS, *(f"chat of {n}" for n in CHAT_SIZES))
+MAX_LOSS_POINTS = 2.0
+DARIJA_AIMS = {"arabic": 0.90, "latin": 0.95}  # recall on unseen Darija sentences
+
+
+def judge_lengths(
+    held_by_gold: dict[str, list[str]],
+    variants: dict[str, dict[str, str | None]],
+    default_guess: dict[str, str],
+    default: LanguagePredictor,
+    combined: CombinedPredictor,
+) -> list[tuple[str, str, str, str]]:
+    """(gold, column, default label, combined label) for every held-out text at every length, and for
+    conversations of its chat-sized pieces."""
+    rows = []
+    for gold, texts in held_by_gold.items():
+        for length in LENGTHS:
+            pieces = [v for v in (variants[t][length] for t in texts) if v]
+            for piece, guess in zip(pieces, combined.predict_many(pieces), strict=True):
+                rows.append((gold, length, default_guess[piece], guess.lang))
+        messages = chat_messages(texts)
+        for n in CHAT_SIZES:
+            chats = conversations(messages, n)
+            for d, c in zip(default.predict_many(chats), combined.predict_many(chats), strict=True):
+                rows.append((gold, f"chat of {n}", d.lang, c.lang))
+    return rows
+
+
+def print_length_tables(rows: list[tuple[str, str, str, str]], k: int) -> tuple[float, dict[str, float]]:
+    """Tables 5 and 6; returns the worst change of another language (points) and Darija sentence recall per
+    script."""
+    hits: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
+    for gold, column, d, c in rows:
+        lang = "ary" if gold.startswith("ary-") else gold
+        hits[(gold, column)].append((d == lang, c == lang))
+
+    def rate(gold: str, column: str, which: int) -> float:
+        pairs = hits[(gold, column)]
+        return sum(p[which] for p in pairs) / len(pairs) if pairs else float("nan")
+
+    print(f"\n5. accuracy by length, default model alone vs combined ({k}-fold, held-out folds only): a random word,")
+    print("   a random pair of adjacent words and the whole sentence of every held-out lingua sentence; conversations")
+    print("   of 3 and 10 chat-sized messages (1–6 words of consecutive held-out sentences, judged whole as the")
+    print(f"   stage judges a WhatsApp document). Aim: no language loses more than {MAX_LOSS_POINTS:g} points.")
+    header = f"{'lang':<5}" + "".join(f" {c:>23}" for c in COLUMNS)
+    print(header)
+    print(f"{'':<5}" + "".join(f" {'default combined change':>23}" for _ in COLUMNS))
+    worst, worst_at = 0.0, ""
+    for lang in LINGUA:
+        cells = []
+        for column in COLUMNS:
+            d, c = rate(lang, column, 0), rate(lang, column, 1)
+            change = 100 * (c - d)
+            if change < worst:
+                worst, worst_at = change, f"{lang}, {column}"
+            cells.append(f"{d:>7.1%} {c:>8.1%} {change:>+5.1f}{'!' if change < -MAX_LOSS_POINTS else ' '}")
+        print(f"{lang:<5}" + "".join(f" {cell:>23}" for cell in cells))
+    n_per = {column: len(hits[(LINGUA[0], column)]) for column in COLUMNS}
+    print("n per language: " + ", ".join(f"{column} {n}" for column, n in n_per.items()))
+    met = worst >= -MAX_LOSS_POINTS
+    print(f"aim (no language loses more than {MAX_LOSS_POINTS:g} points at any length): "
+          f"{'MET' if met else 'UNMET'} (worst {worst:+.1f} points{', ' + worst_at if worst_at else ''})")
+
+    print("\n6. Darija recognised as `ary` (held-out folds; the default model alone: 0% everywhere)")
+    print(f"{'script':<8}" + "".join(f" {c:>12}" for c in COLUMNS) + "   aim (sentences)")
+    recall = {}
+    for sc in ("arabic", "latin"):
+        gold = f"ary-{sc}"
+        recall[sc] = rate(gold, "sentence", 1)
+        cells = [f"{rate(gold, c, 1):.1%} ({len(hits[(gold, c)])})" for c in COLUMNS]
+        aim = DARIJA_AIMS[sc]
+        print(f"{sc:<8}" + "".join(f" {cell:>12}" for cell in cells)
+              + f"   ≥ {aim:.0%}: {'MET' if recall[sc] >= aim else 'UNMET'}")
+    return worst, recall
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="2 folds instead of 5 (well under two minutes)")
     ap.add_argument("--folds", type=int, default=None)
+    ap.add_argument("--lengths", action="store_true",
+                    help="only the cross-validation tables (1-6: no final model, hand-written lines, throughput)")
     args = ap.parse_args()
     k = args.folds or (2 if args.quick else 5)
     lingua, darija, algerian = load()
@@ -118,17 +268,26 @@ def main() -> None:
     for text, guess in zip([d[0] for d in darija], default.predict_many([d[0] for d in darija]), strict=True):
         default_guess[text] = guess.lang
 
-    # 2-4. cross-validated own model --------------------------------------------------------------------------
+    # the short test sets: a word and a word pair of every text, and the text itself (table 7)
+    variants = {t: length_variants(t) for ss in lingua.values() for t in ss}
+    variants.update({d[0]: length_variants(d[0]) for d in darija})
+    short_texts = sorted({v for vs in variants.values() for v in vs.values() if v} - set(default_guess))
+    for text, guess in zip(short_texts, default.predict_many(short_texts), strict=True):
+        default_guess[text] = guess.lang
+
+    # 2-4, 7-8. cross-validated own model -------------------------------------------------------------------
     print(f"\n{k}-fold cross-validation of an own model (Darija + the ten lingua languages as negatives)")
     rows_darija: list[tuple[str, str, str, float]] = []  # dataset, script, combined label, own p(ary)
     rows_lingua: list[tuple[str, str, str, float]] = []  # gold, default label, combined label, own p(ary)
+    rows_length: list[tuple[str, str, str, str]] = []  # gold (or ary-<script>), length, default, combined
     thresholds: list[dict[str, float]] = []
     dropped_per_fold: list[dict[str, int]] = []
     algerian_ary = 0
     t_train = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for fold in range(k):
-            train = [LabelledText("ary", t) for t, _, _ in darija if fold_of(t, k) != fold]
+            darija_train, held = held_out_darija(darija, k, fold)
+            train = [LabelledText("ary", t) for t in darija_train]
             train += [
                 LabelledText(lang, s) for lang, ss in lingua.items() for s in ss if fold_of(s, k) != fold
             ]
@@ -146,14 +305,18 @@ def main() -> None:
                     d.get("ary", 0.0) for d in own.predict([normalize_for_own_model(t) for t in texts], k=1)
                 ]
 
-            held = [(t, ds, sc) for t, ds, sc in darija if fold_of(t, k) == fold]
-            texts = [t for t, _, _ in held]
-            for (_, ds, sc), g, p in zip(held, combined.predict_many(texts), own_p(texts), strict=True):
+            texts = [t for t, _, _, _ in held]
+            for (_, ds, sc, _), g, p in zip(held, combined.predict_many(texts), own_p(texts), strict=True):
                 rows_darija.append((ds, sc, g.lang, p))
+            held_by_gold: dict[str, list[str]] = {}
             for lang, ss in lingua.items():
                 held_s = [s for s in ss if fold_of(s, k) == fold]
+                held_by_gold[lang] = held_s
                 for s, g, p in zip(held_s, combined.predict_many(held_s), own_p(held_s), strict=True):
                     rows_lingua.append((lang, default_guess[s], g.lang, p))
+            for text, _, sc, _ in held:
+                held_by_gold.setdefault(f"ary-{sc}", []).append(text)
+            rows_length += judge_lengths(held_by_gold, variants, default_guess, default, combined)
             algerian_ary += sum(g.lang == "ary" for g in combined.predict_many(algerian))
     print(
         "own-model thresholds per script, calibrated by cross-fitting on each fold's training part so that ≤ 1%"
@@ -179,7 +342,7 @@ def main() -> None:
         groups[(ds, sc)].append(label == "ary")
         groups[("all", sc)].append(label == "ary")
     for (ds, sc), hits in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
-        defaults = [default_guess[t] == "ary" for t, d, s in darija if (ds in ("all", d)) and s == sc]
+        defaults = [default_guess[t] == "ary" for t, d, s, _ in darija if (ds in ("all", d)) and s == sc]
         print(
             f"{ds:<14} {sc:<8} {len(hits):>6} {pct(sum(defaults), len(defaults)):>14} {pct(sum(hits), len(hits)):>9}"
         )
@@ -187,7 +350,7 @@ def main() -> None:
     if summary is not None:
         for sc in ("arabic", "latin"):
             hits = groups[("all", sc)]
-            defaults = [default_guess[t] == "ary" for t, _, s in darija if s == sc]
+            defaults = [default_guess[t] == "ary" for t, _, s, _ in darija if s == sc]
             summary.record(f"langid: Darija ({sc} script), {k}-fold", "% recognised as ary", 100 * sum(hits) / len(hits),
                            "default model alone", 100 * sum(defaults) / len(defaults))
 
@@ -238,20 +401,27 @@ def main() -> None:
         " with its calibrated thresholds, as in tables 2 and 3)"
     )
 
+    worst_short, _ = print_length_tables(rows_length, k)
+    if summary is not None:
+        summary.record("langid: worst other language, words/pairs/sentences/chats", "accuracy change, points",
+                       worst_short)
+    if args.lengths:
+        return
+
     with tempfile.TemporaryDirectory() as tmp:
         model = Path(tmp) / "all.bin"
         train_langid_model(
-            [LabelledText("ary", t) for t, _, _ in darija]
+            [LabelledText("ary", t) for t, _, _, _ in darija]
             + [LabelledText(lang, s) for lang, ss in lingua.items() for s in ss],
             model,
             valid_fraction=0.0,
         )
         combined = CombinedPredictor(str(model))
 
-        # 5. unseen chat lines --------------------------------------------------------------------------------
+        # 7. unseen chat lines --------------------------------------------------------------------------------
         from tests.tasks.langid.test_langid import DARIJA_CHAT_ARABIC, DARIJA_CHAT_LATIN, OTHER_CHAT
 
-        print("\n5. hand-written chat lines (never in any training data), own model trained on all the data")
+        print("\n7. hand-written chat lines (never in any training data), own model trained on all the data")
         print(f"{'lines':<24} {'n':>4} {'default alone':>14} {'combined':>9}")
         for name, lines, gold in (
             ("Darija, Arabic script", DARIJA_CHAT_ARABIC, "ary"),
@@ -265,9 +435,9 @@ def main() -> None:
                 summary.record(f"langid: unseen chat, {name}", "% recognised as ary", 100 * c / len(lines),
                                "default model alone", 100 * d / len(lines))
 
-        # 6. throughput ---------------------------------------------------------------------------------------
+        # 8. throughput ---------------------------------------------------------------------------------------
         cc = DATA / "commoncrawl" / "dolma_CC-MAIN-20190717121559-20190717143559-00140.jsonl.gz"
-        print("\n6. throughput on one core")
+        print("\n8. throughput on one core")
         print(f"{'predictor':<36} {'input':<28} {'items/s':>9}")
         print(f"{'default':<36} {'lingua sentences':<28} {n_sentences / t_default_sentences:>9,.0f}")
         if cc.exists():

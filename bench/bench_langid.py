@@ -280,7 +280,7 @@ def main() -> None:
     rows_darija: list[tuple[str, str, str, float]] = []  # dataset, script, combined label, own p(ary)
     rows_lingua: list[tuple[str, str, str, float]] = []  # gold, default label, combined label, own p(ary)
     rows_length: list[tuple[str, str, str, str]] = []  # gold (or ary-<script>), length, default, combined
-    thresholds: list[dict[str, float]] = []
+    thresholds: list[dict[str, dict[str, float]]] = []
     dropped_per_fold: list[dict[str, int]] = []
     algerian_ary = 0
     t_train = 0.0
@@ -295,7 +295,7 @@ def main() -> None:
             t0 = time.process_time()
             metrics = train_langid_model(train, model_path)
             t_train += time.process_time() - t0
-            thresholds.append(metrics.min_score_by_script)
+            thresholds.append(metrics.min_score_by_script_and_length)
             dropped_per_fold.append(metrics.dropped_contradicted)
             combined = CombinedPredictor(str(model_path))
             own = load_fasttext_model(model_path)
@@ -319,11 +319,15 @@ def main() -> None:
             rows_length += judge_lengths(held_by_gold, variants, default_guess, default, combined)
             algerian_ary += sum(g.lang == "ary" for g in combined.predict_many(algerian))
     print(
-        "own-model thresholds per script, calibrated by cross-fitting on each fold's training part so that ≤ 1%"
-        " of any other language in that script is called ary:"
+        "own-model thresholds per script and length (1 word / 2 / 3–5 / 6+; 1 = never), calibrated by"
+        " cross-fitting on each fold's training part so that ≤ 1% of any other language's texts of that script"
+        " and length are called ary; one column per fold:"
     )
     for script_name in ("arabic", "latin"):
-        values = ", ".join(f"{t.get(script_name, float('nan')):.3f}" for t in thresholds)
+        values = ", ".join(
+            "/".join(f"{v:.3f}".rstrip("0").rstrip(".") for v in t.get(script_name, {}).values()) or "-"
+            for t in thresholds
+        )
         print(f"  {script_name:<7} {values}")
     print(
         f"training (2 models to find contradicted examples, 3 calibration models, the final one): {t_train / k:.1f}"
@@ -392,13 +396,13 @@ def main() -> None:
         pairs = [(dl == lang, cl == lang) for g, dl, cl, _ in rows_lingua if g == lang]
         changes.append(100 * (sum(b for _, b in pairs) - sum(a for a, _ in pairs)) / len(pairs))
     print(
-        f"{'per script':<10} {calibrated['arabic'] / totals['arabic']:>7.1%} {calibrated['latin'] / totals['latin']:>7.1%}"
+        f"{'calibrated':<10} {calibrated['arabic'] / totals['arabic']:>7.1%} {calibrated['latin'] / totals['latin']:>7.1%}"
         f" {min(changes):>+12.1f}pt {sum(changes) / len(changes):>+11.2f}pt"
     )
     print(
         "(rows with one threshold for every script use the own model's probability with the default model's"
-        " label as fallback, the combined rule for single sentences; 'per script' is the combined predictor"
-        " with its calibrated thresholds, as in tables 2 and 3)"
+        " label as fallback, the combined rule for single sentences; 'calibrated' is the combined predictor"
+        " with its thresholds per script and length, as in tables 2 and 3)"
     )
 
     worst_short, _ = print_length_tables(rows_length, k)

@@ -13,6 +13,10 @@ The merged chat keeps one copy of each message: the exact copy's timestamp (move
 by that offset), text and reply, the export's author names (what the user sees and names the persona by), and
 the messages that only one copy has, in time order. Its `chat_id` and `source_file` are those of the copy with
 exact timestamps (else the first given), so they stay stable when another export is added.
+
+`chat_from_rows` reads a chat back from the messages dataset (what sft-data merges), where the reader's stats are
+gone: a chat whose rows record replies or sub-second times came from a database or Telegram (exact); otherwise
+its precision is what its timestamps show.
 """
 
 from __future__ import annotations
@@ -55,6 +59,26 @@ def is_exact(chat: WhatsAppChat) -> bool:
     return bool(chat.stats.get("exact_timestamps"))
 
 
+def chat_from_rows(rows: list[dict]) -> WhatsAppChat:
+    """One chat of the messages dataset (rows of storage.schemas.MESSAGE_SCHEMA, one chat_id) as a chat, in index
+    order. Exact timestamps are recognised from the rows: a `.txt` export records no replies and writes whole
+    seconds, a database writes milliseconds."""
+    rows = sorted(rows, key=lambda r: r["index"])
+    messages = [
+        ChatMessage(r["chat_id"], r["index"], r["timestamp"], r["author"], r["text"] or "", r["kind"],
+                    r.get("source_file") or "", r.get("reply_to"))
+        for r in rows
+    ]
+    exact = any(m.reply_to is not None or (m.timestamp is not None and m.timestamp.microsecond) for m in messages)
+    first = messages[0] if messages else None
+    return WhatsAppChat(
+        chat_id=first.chat_id if first else "",
+        source_file=first.source_file if first else "",
+        messages=messages,
+        stats={"exact_timestamps": exact},
+    )
+
+
 def precision(chat: WhatsAppChat) -> timedelta:
     """How coarse a chat's timestamps are: exact, seconds (iOS exports), or minutes (Android exports)."""
     if is_exact(chat):
@@ -79,15 +103,46 @@ def merge_chats(chats: list[WhatsAppChat]) -> list[WhatsAppChat]:
     """The chats with every group of copies of one conversation merged into one chat (see module docstring);
     chats that repeat no other come back unchanged, in the order given."""
     out: list[WhatsAppChat] = []
+    sketches: list[_Sketch] = []
     for chat in chats:
+        sketch = _Sketch.of(chat)
         for position, kept in enumerate(out):
+            if not sketches[position].may_match(sketch):
+                continue
             merged = _merge_pair(kept, chat)
             if merged is not None:
                 out[position] = merged
+                sketches[position] = _Sketch.of(merged)
                 break
         else:
             out.append(chat)
+            sketches.append(sketch)
     return out
+
+
+@dataclass
+class _Sketch:
+    """What rules a pair of chats out cheaply, before messages are paired: their time spans (widened by the
+    largest offset and a minute) and the texts they hold. Many chats of one phone share neither."""
+
+    start: datetime | None
+    end: datetime | None
+    texts: set[str]
+
+    @classmethod
+    def of(cls, chat: WhatsAppChat) -> _Sketch:
+        stamps = [m.timestamp for m in chat.messages if m.timestamp is not None]
+        texts = {normalize_text(m.text) for m in chat.messages if m.kind in ("text", "edited", "poll")}
+        return cls(min(stamps, default=None), max(stamps, default=None), texts)
+
+    def may_match(self, other: _Sketch) -> bool:
+        if None in (self.start, self.end, other.start, other.end):
+            return False
+        slack = timedelta(seconds=_MAX_OFFSET + _OFFSET_STEP, minutes=1)
+        if self.start > other.end + slack or other.start > self.end + slack:
+            return False
+        small, large = sorted((self.texts, other.texts), key=len)
+        return sum(text in large for text in small) >= MIN_MATCHES
 
 
 def _merge_pair(a: WhatsAppChat, b: WhatsAppChat) -> WhatsAppChat | None:
@@ -275,7 +330,8 @@ def _merged_stats(base: WhatsAppChat, other: WhatsAppChat, match: ChatMatch, mes
         last_timestamp=max(stamps).isoformat() if stamps else None,
         merged_from=[*base.stats.get("merged_from", [{"chat_id": base.chat_id, "source_file": base.source_file}]),
                      *other.stats.get("merged_from", [{"chat_id": other.chat_id, "source_file": other.source_file}])],
-        merged_shared_messages=len(match.pairs),
+        merged_shared_messages=base.stats.get("merged_shared_messages", 0)
+        + other.stats.get("merged_shared_messages", 0) + len(match.pairs),
         merged_offset_seconds=int(match.offset.total_seconds()),
     )
     return stats

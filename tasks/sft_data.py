@@ -1,5 +1,9 @@
 """The `sft-data` stage: WhatsApp messages → multi-turn chat examples for fine-tuning (DESIGN §4).
 
+Copies of one chat (exported again later, or from a `.txt` export and the phone's database) are merged into one
+conversation first by `tasks.chat_merge.merge_chats`, so no message is trained twice; the manifest lists the
+merged chats and counts the shared messages dropped (`dropped_duplicate`).
+
 The person to imitate becomes `Assistant`, everyone else `User`. Media, deleted, system and poll messages are
 dropped (counted by kind); consecutive messages of one role are merged into one turn, newline-joined, so turns
 alternate as they will in a chat (in a group chat, several people's messages in a row form one User turn).
@@ -21,7 +25,7 @@ import hashlib
 import logging
 import os
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -29,12 +33,14 @@ import pyarrow as pa
 
 from storage.chat_format import ASSISTANT, USER, ChatTokens, encode_turn, format_turns, load_tokenizer
 from storage.parquet import ParquetShardWriter, iter_batches, read_schema
+from tasks.chat_merge import chat_from_rows, merge_chats
 from tasks.cleaning import CleanRules, clean_text
 from tasks.training import SftDataParams
 from tasks.whatsapp.classify import normalize_author
+from tasks.whatsapp.parser import ChatMessage
 
 STAGE = "sft-data"
-STAGE_VERSION = "2"
+STAGE_VERSION = "3"  # 3: copies of a chat across sources merged (tasks.chat_merge)
 SPLITS = ("train", "val")
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,7 @@ SFT_SCHEMA = pa.schema(
     ]
 )
 _MESSAGE_COLUMNS = ["chat_id", "index", "timestamp", "author", "text", "kind"]
+_OPTIONAL_COLUMNS = ["source_file", "reply_to"]  # parts of ingest version 1 have no reply_to
 
 
 @dataclass
@@ -69,7 +76,8 @@ class SftDataResult:
     examples: dict = field(default_factory=dict)  # split → examples
     tokens: dict = field(default_factory=dict)  # split → tokens of all examples
     assistant_turns: int = 0
-    exports_merged: int = 0  # exports that repeated a chat exported elsewhere (merged into it)
+    exports_merged: int = 0  # copies of a chat found elsewhere too (another export, a database), merged into it
+    merged_chats: list = field(default_factory=list)  # one entry per merged chat: its copies, shared messages
 
     def counts(self) -> dict:
         return {
@@ -84,37 +92,39 @@ class SftDataResult:
 
     def stats(self) -> dict:
         return {"target_author": self.target_author, "authors": self.authors, "chats": self.chats,
-                "sessions": self.sessions, "tokens": self.tokens, "assistant_turns": self.assistant_turns}
+                "sessions": self.sessions, "tokens": self.tokens, "assistant_turns": self.assistant_turns,
+                "merged_chats": self.merged_chats}
 
 
-@dataclass
-class _Message:
-    index: int
-    timestamp: object
-    author: str | None
-    text: str
-    kind: str
-
-
-def _read_messages(parts: list[str]) -> tuple[dict[str, list[_Message]], Counter, int]:
-    """Messages per chat, messages per author, messages read."""
-    chats: dict[str, list[_Message]] = defaultdict(list)
-    authors: Counter = Counter()
+def _read_chats(parts: list[str]) -> tuple[dict[str, list[dict]], int]:
+    """Message rows per chat, and how many rows were read."""
+    chats: dict[str, list[dict]] = defaultdict(list)
     total = 0
     for part in parts:
         names = set(read_schema(part).names)
         missing = [c for c in _MESSAGE_COLUMNS if c not in names]
         if missing:
             raise ValueError(f"{part}: not a WhatsApp messages part (no {', '.join(missing)} column)")
-        for batch in iter_batches(Path(part), columns=_MESSAGE_COLUMNS):
+        columns = _MESSAGE_COLUMNS + [c for c in _OPTIONAL_COLUMNS if c in names]
+        for batch in iter_batches(Path(part), columns=columns):
             for row in batch.to_pylist():
                 total += 1
-                if row["author"] is not None:
-                    authors[row["author"]] += 1
-                chats[row["chat_id"]].append(
-                    _Message(row["index"], row["timestamp"], row["author"], row["text"] or "", row["kind"])
-                )
-    return chats, authors, total
+                chats[row["chat_id"]].append(row)
+    return chats, total
+
+
+def merge_copies(rows_by_chat: dict[str, list[dict]]) -> tuple[dict[str, list[ChatMessage]], list[dict]]:
+    """Every chat's messages, with copies of one conversation merged (`tasks.chat_merge.merge_chats`), and one
+    record per merged chat: the chat_id it keeps, its copies (chat_id, source_file), the messages they shared
+    (kept once) and the time offset found between them. Chats are given in chat_id order, so the result does not
+    depend on file order."""
+    chats = merge_chats([chat_from_rows(rows_by_chat[chat_id]) for chat_id in sorted(rows_by_chat)])
+    merged = [
+        {"chat_id": c.chat_id, "copies": c.stats["merged_from"], "shared_messages": c.stats["merged_shared_messages"],
+         "offset_seconds": c.stats["merged_offset_seconds"]}
+        for c in chats if "merged_from" in c.stats
+    ]
+    return {c.chat_id: c.messages for c in chats}, merged
 
 
 def count_authors(messages_parts: list[str]) -> Counter:
@@ -139,75 +149,9 @@ def _match_target(target: str | None, authors: Counter) -> set[str]:
     return matched
 
 
-def _key(m: _Message) -> tuple:
-    return (m.timestamp, m.author, m.text, m.kind)
-
-
-def _same_conversation(a: list[_Message], b: list[_Message], min_shared: float = 0.8) -> bool:
-    """Whether two exports hold the same conversation: where their times overlap, most messages of the one
-    with fewer messages there are also in the other (a chat exported again later repeats the old messages)."""
-    times_a = [m.timestamp for m in a if m.timestamp is not None]
-    times_b = [m.timestamp for m in b if m.timestamp is not None]
-    if not times_a or not times_b:
-        return False
-    start, end = max(min(times_a), min(times_b)), min(max(times_a), max(times_b))
-    if start > end:
-        return False
-    window_a = [m for m in a if m.timestamp is not None and start <= m.timestamp <= end]
-    window_b = [m for m in b if m.timestamp is not None and start <= m.timestamp <= end]
-    small, large = sorted((window_a, window_b), key=len)
-    if len(small) < 3:
-        return False
-    keys = Counter(_key(m) for m in large)
-    shared = 0
-    for m in small:
-        if keys[_key(m)] > 0:
-            keys[_key(m)] -= 1
-            shared += 1
-    return shared >= min_shared * len(small)
-
-
-def _merge(a: list[_Message], b: list[_Message]) -> list[_Message]:
-    """One conversation from two exports of it: `a` as written, plus what `b` has before `a` starts and after it
-    ends (messages at `a`'s first and last minute that `a` does not hold count as new)."""
-    times = [m.timestamp for m in a if m.timestamp is not None]
-    first, last = min(times), max(times)
-    at_edges = Counter(_key(m) for m in a if m.timestamp in (first, last))
-    before, after = [], []
-    for m in b:
-        if m.timestamp is None or first < m.timestamp < last:
-            continue
-        if m.timestamp in (first, last) and at_edges[_key(m)] > 0:
-            at_edges[_key(m)] -= 1
-            continue
-        (before if m.timestamp <= first else after).append(m)
-    merged = before + a + after
-    return [_Message(i, m.timestamp, m.author, m.text, m.kind) for i, m in enumerate(merged)]
-
-
-def merge_reexports(chats: dict[str, list[_Message]]) -> tuple[dict[str, list[_Message]], int]:
-    """Chats exported more than once (e.g. a nightly export of a growing chat) as one conversation each;
-    returns the chats and how many exports were folded into another. Chats are compared in chat_id order and
-    the merged one keeps the first chat_id, so the result does not depend on file order."""
-    out: dict[str, list[_Message]] = {}
-    folded = 0
-    for chat_id in sorted(chats):
-        messages = sorted(chats[chat_id], key=lambda m: m.index)
-        for kept_id, kept in out.items():
-            if _same_conversation(kept, messages):
-                first_starts = min(m.timestamp for m in kept if m.timestamp is not None) <= min(
-                    m.timestamp for m in messages if m.timestamp is not None)
-                out[kept_id] = _merge(kept, messages) if first_starts else _merge(messages, kept)
-                folded += 1
-                break
-        else:
-            out[chat_id] = messages
-    return out, folded
-
-
-def _sessions(messages: list[_Message], gap_hours: float) -> list[list[_Message]]:
+def _sessions(messages: list[ChatMessage], gap_hours: float) -> list[list[ChatMessage]]:
     gap = timedelta(hours=gap_hours)
-    sessions: list[list[_Message]] = []
+    sessions: list[list[ChatMessage]] = []
     previous = None
     for m in messages:
         if not sessions or (previous is not None and m.timestamp is not None and m.timestamp - previous > gap):
@@ -218,7 +162,7 @@ def _sessions(messages: list[_Message], gap_hours: float) -> list[list[_Message]
     return sessions
 
 
-def _turns(messages: list[_Message], targets: set[str]) -> list[dict]:
+def _turns(messages: list[ChatMessage], targets: set[str]) -> list[dict]:
     turns: list[dict] = []
     for m in messages:
         role = ASSISTANT if m.author in targets else USER
@@ -238,7 +182,8 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
                        out_dir: str, clean_rules: CleanRules | None = None) -> SftDataResult:
     """Build `<out_dir>/train.parquet` and `<out_dir>/val.parquet` from WhatsApp messages Parquet parts.
 
-    Exports of the same chat (a chat exported again later) are merged into one conversation first. With
+    Copies of one chat (a chat exported again later, an export and the phone's database) are merged into one
+    conversation first; the messages they share are counted once, and as `dropped["duplicate"]`. With
     `clean_rules` (the clean stage's), every message text is cleaned like the pretraining corpus (links, e-mails,
     phone numbers, mentions, control characters…); a message left empty is dropped as `empty_after_clean`.
 
@@ -247,23 +192,28 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     """
     tokenizer = load_tokenizer(tokenizer_path)
     tokens = ChatTokens.from_tokenizer(tokenizer)
-    chats, authors, total = _read_messages([str(p) for p in messages_parts])
-    targets = _match_target(params.target_author, authors)
-    chats, folded = merge_reexports(chats)
+    rows_by_chat, total = _read_chats([str(p) for p in messages_parts])
+    chats, merged = merge_copies(rows_by_chat)
+    folded = len(rows_by_chat) - len(chats)
+    shared = sum(m["shared_messages"] for m in merged)
     if folded:
-        log.info("sft-data: %d export(s) repeat a chat exported elsewhere; merged into one conversation", folded)
+        log.info("sft-data: %d chat(s) are copies of a chat found elsewhere too (another export, a database); "
+                 "merged, %d shared messages kept once", folded, shared)
+    # after the merge: a database's "me" and phone numbers are the export's names by now
+    authors = Counter(m.author for messages in chats.values() for m in messages if m.author is not None)
+    targets = _match_target(params.target_author, authors)
     result = SftDataResult(
         train_path=str(Path(out_dir) / "train.parquet"), val_path=str(Path(out_dir) / "val.parquet"),
         target_author=max(targets, key=lambda a: authors[a]), authors=dict(authors.most_common()),
-        messages_in=total, chats=len(chats), exports_merged=folded,
+        messages_in=total, chats=len(chats), exports_merged=folded, merged_chats=merged,
     )
     drop_kinds = set(params.drop_kinds)
-    dropped: Counter = Counter()
+    dropped: Counter = Counter({"duplicate": shared} if shared else {})
     skipped: Counter = Counter()
     by_session: dict[tuple[str, int], list[dict]] = {}
 
     for chat_id in sorted(chats):
-        kept: list[_Message] = []
+        kept: list[ChatMessage] = []
         for m in sorted(chats[chat_id], key=lambda m: m.index):
             if m.kind in drop_kinds:
                 dropped[m.kind] += 1
@@ -277,7 +227,7 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
                     if not text:
                         dropped["empty_after_clean"] += 1
                         continue
-                    m = _Message(m.index, m.timestamp, m.author, text, m.kind)
+                    m = replace(m, text=text)
                 kept.append(m)
         result.messages_used += len(kept)
         for s, session in enumerate(_sessions(kept, params.session_gap_hours)):

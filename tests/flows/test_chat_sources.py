@@ -1,6 +1,7 @@
 """Chat sources beyond WhatsApp's .txt export, through the pipeline to sft-data: a Telegram Desktop JSON export and
 an Android WhatsApp database, detected by content, read into the messages dataset (with replies) and documents,
-and turned into SFT examples of the person with the owner's name set for the database."""
+and turned into SFT examples of the person with the owner's name set for the database; and one chat given both as
+a `.txt` export and as the phone's database, trained once."""
 
 from __future__ import annotations
 
@@ -39,7 +40,16 @@ def _telegram(path: Path) -> Path:
     return path
 
 
-def _msgstore(path: Path) -> Path:
+def _conversation() -> list[tuple[int, datetime, str]]:
+    """LINES on eight days from 2025-02-03 18:00 UTC: (from_me, UTC time, text), Priya first."""
+    start = datetime(2025, 2, 3, 18, 0, tzinfo=timezone.utc)
+    return [(i % 2, start + timedelta(days=day, minutes=2 * i), text)
+            for day in range(8) for i, text in enumerate(LINES)]
+
+
+def _msgstore(path: Path, messages: list[tuple[int, datetime, str]] | None = None) -> Path:
+    """An Android msgstore.db (current schema) with one chat with +44 7700 900123: `messages` as (from_me, UTC time,
+    text), the second message quoting the first."""
     db = sqlite3.connect(path)
     db.executescript(
         """
@@ -53,12 +63,10 @@ def _msgstore(path: Path) -> Path:
         INSERT INTO chat VALUES (1, 1, NULL);
         """
     )
-    start = datetime(2025, 2, 3, 18, 0, tzinfo=timezone.utc)
     rows = []
-    for day in range(8):
-        for i, text in enumerate(LINES):
-            ms = int((start + timedelta(days=day, minutes=2 * i)).timestamp() * 1000)
-            rows.append((len(rows) + 1, 1, i % 2, f"K{len(rows):04d}", 0, 0, ms, 0, text, 0))
+    for from_me, when, text in messages if messages is not None else _conversation():
+        ms = int(when.timestamp() * 1000)
+        rows.append((len(rows) + 1, 1, from_me, f"K{len(rows):04d}", 0, 0, ms, 0, text, 0))
     db.executemany("INSERT INTO message VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     db.execute("INSERT INTO message_quoted VALUES (2, 1, 'K0000')")
     db.commit()
@@ -66,28 +74,39 @@ def _msgstore(path: Path) -> Path:
     return path
 
 
-def test_telegram_and_whatsapp_database_go_through_to_sft_data(tmp_path, prefect_harness):
+def _ingest_to_sft_data(tmp_path: Path, inbox: Path, **ingest) -> dict:
+    """ingest and sft-data of `inbox` (sources detected by content) with a tiny imported base's tokenizer and
+    "sam" as the target; returns the pipeline's stage → dataset paths."""
     from flows.pipeline import pipeline_flow
     from model.hf import import_hf
     from tests.support import save_hf_base
 
-    inbox = tmp_path / "inbox"
-    inbox.mkdir()
-    _telegram(inbox / "result.json")
-    _msgstore(inbox / "msgstore.db")
     (tmp_path / "hf").mkdir()
     save_hf_base(tmp_path / "hf", "LlamaForCausalLM")
     base = import_hf(tmp_path / "hf", tmp_path / "base")
 
     cfg = yaml.safe_load((ROOT / "configs" / "persona-from-base.yaml").read_text(encoding="utf-8"))
     cfg["data_root"] = str(tmp_path / "data")
-    cfg["ingest"] = {"inputs": [{"path": str(inbox)}], "database_owner": "Sam", "database_timezone": "Europe/London"}
+    cfg["ingest"] = {"inputs": [{"path": str(inbox)}], **ingest}
     cfg["sft_data"] = {**cfg["sft_data"], "target_author": "sam", "block_size": 64}
     cfg["sft"] = {**cfg.get("sft", {}), "base": str(base)}
     path = tmp_path / "persona.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return pipeline_flow(config=str(path), only=["ingest", "sft-data"])
 
-    out = pipeline_flow(config=str(path), only=["ingest", "sft-data"])
+
+def _examples(sft_data: str) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return [row for split in ("train", "val") for row in pq.read_table(Path(sft_data) / f"{split}.parquet").to_pylist()]
+
+
+def test_telegram_and_whatsapp_database_go_through_to_sft_data(tmp_path, prefect_harness):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    _telegram(inbox / "result.json")
+    _msgstore(inbox / "msgstore.db")
+    out = _ingest_to_sft_data(tmp_path, inbox, database_owner="Sam", database_timezone="Europe/London")
     ingest = read_manifest(out["ingest"])
     assert ingest.counts["files_in"] == 2 and ingest.counts["messages"] == 2 * 8 * len(LINES)
     messages = list(iter_rows(parquet_files(ingest.path, "messages")))
@@ -105,8 +124,62 @@ def test_telegram_and_whatsapp_database_go_through_to_sft_data(tmp_path, prefect
 
     sft = read_manifest(out["sft-data"])
     assert sft.stats["target_author"] == "Sam" and sft.counts["out"] > 0
-    import pyarrow.parquet as pq
-
-    text = json.dumps([pq.read_table(Path(sft.path) / f"{split}.parquet").to_pylist() for split in ("train", "val")],
-                      default=str)
+    text = json.dumps(_examples(sft.path), default=str)
     assert "ramen obviously" in text  # Sam's lines from both sources are Assistant turns
+    assert sft.counts["exports_merged"] == 0  # the same lines a month apart: two chats, not one
+
+
+# One evening a day for four days in June (Paris, UTC+2): Priya asks, Sam answers. The phone's export holds days 1-3;
+# the database (read as UTC, no owner name) lost day 1 to a reinstall and holds day 4, written after the export.
+DAYS = [
+    [("Priya", "did the plumber come?"), ("Sam", "yes, sink fixed at last"),
+     ("Priya", "how much?"), ("Sam", "less than I feared")],
+    [("Priya", "film tonight?"), ("Sam", "only if it is short"),
+     ("Priya", "ninety minutes"), ("Sam", "deal, bring snacks")],
+    [("Priya", "are you at the market?"), ("Sam", "by the cheese stall"),
+     ("Priya", "get the goat one"), ("Sam", "already in the bag")],
+    [("Priya", "bike ride on sunday?"), ("Sam", "if it does not rain"),
+     ("Priya", "forecast says sun"), ("Sam", "then I am in")],
+]
+PARIS = timedelta(hours=2)
+
+
+def _when(day: int, i: int) -> datetime:
+    """Local (Paris) time of line i of day `day`, to the second: minutes apart, some seconds into the minute."""
+    return datetime(2025, 6, 14 + day, 20, 3 * i, 7 + 11 * i)
+
+
+def _export(path: Path, days: range) -> Path:
+    """What WhatsApp's "Export chat" writes on Android with a 24 h clock: local time, minutes only, names."""
+    lines = [f"{_when(d, i):%d/%m/%Y, %H:%M} - {who}: {text}" for d in days for i, (who, text) in enumerate(DAYS[d])]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_chat_exported_and_in_the_database_is_trained_once(tmp_path, prefect_harness):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    _export(inbox / "priya_export.txt", range(0, 3))
+    _msgstore(inbox / "msgstore.db", [
+        (int(who == "Sam"), (_when(d, i) - PARIS).replace(tzinfo=timezone.utc, microsecond=1000 * (17 + 40 * i)), text)
+        for d in range(1, 4) for i, (who, text) in enumerate(DAYS[d])
+    ])
+    out = _ingest_to_sft_data(tmp_path, inbox)  # no database_owner, no database_timezone: "me", UTC
+
+    ingest = read_manifest(out["ingest"])
+    assert ingest.counts["messages"] == 12 + 12  # both copies are in the messages dataset
+    sft = read_manifest(out["sft-data"])
+    assert sft.counts["exports_merged"] == 1 and sft.counts["dropped_duplicate"] == 8  # days 2 and 3
+    [merged] = sft.stats["merged_chats"]
+    assert {c["source_file"] for c in merged["copies"]} == {"priya_export.txt", "msgstore.db"}
+    assert merged["shared_messages"] == 8 and merged["offset_seconds"] == 2 * 3600
+    # the database's "me" and phone number are the export's names
+    assert sft.stats["target_author"] == "Sam" and set(sft.stats["authors"]) == {"Sam", "Priya"}
+
+    examples = _examples(sft.path)
+    replies = [row["turns"][-1]["text"] for row in examples]
+    sam = [text for day in DAYS for who, text in day if who == "Sam"]
+    assert sorted(replies) == sorted(sam)  # each reply trained once, day 1 (export only) and day 4 (database only)
+    for row in examples:  # and no line twice in any context
+        lines = [line for turn in row["turns"] for line in turn["text"].split("\n")]
+        assert len(lines) == len(set(lines))

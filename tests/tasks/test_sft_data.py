@@ -145,3 +145,28 @@ def test_messages_are_cleaned_like_the_corpus(tmp_path):
     assert "https://" not in cleaned_text and "jo@example.com" not in cleaned_text and "7700" not in cleaned_text
     assert "can you fill it" in cleaned_text and cleaned.dropped == {"empty_after_clean": 1}
     assert "https://forms.example.org" in " ".join(t["text"] for r in _rows(raw.train_path) for t in r["turns"])
+
+
+def test_a_chat_exported_and_in_the_phones_database_is_trained_once(tmp_path):
+    from storage.parquet import ParquetShardWriter
+    from storage.schemas import MESSAGE_SCHEMA
+    from tests.tasks.test_chat_merge import _sources
+
+    export, database = _sources(tmp_path)  # the same chat: a .txt export (Paris time) and msgstore.db (read as UTC)
+    parts = []
+    for name, chats in (("export", [export]), ("database", database)):
+        parts.append(str(tmp_path / "messages" / f"{name}.parquet"))
+        with ParquetShardWriter(parts[-1], MESSAGE_SCHEMA) as w:
+            w.write_rows([row for chat in chats for row in chat.as_rows()])
+    result = build_sft_examples(parts, str(tiny_world().tokenizer),
+                                SftDataParams(target_author="Sam Lee", block_size=BLOCK, val_fraction=0),
+                                str(tmp_path / "out"))
+    assert result.exports_merged == 1 and result.chats == 2  # the database's group chat stays apart
+    [merged] = result.merged_chats
+    assert merged["chat_id"] == database[0].chat_id and merged["offset_seconds"] == 3600
+    assert merged["shared_messages"] == result.dropped["duplicate"] == 6
+    assert {c["source_file"] for c in merged["copies"]} == {"msgstore.db", "WhatsApp Chat with Sam Lee.txt"}
+    assert result.stats()["merged_chats"] == result.merged_chats and result.counts()["dropped_duplicate"] == 6
+    assert result.messages_used == result.messages_in - sum(result.dropped.values())
+    turns = [t["text"] for r in _rows(result.train_path) for t in r["turns"]]
+    assert turns.count("Trail closed north of the lake.") == 1

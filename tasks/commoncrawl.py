@@ -1,12 +1,21 @@
-"""Common Crawl readers for the ingest stage: WET `conversion` records, and WARC `response` records whose HTML is
+"""Web archive readers for the ingest stage: WET `conversion` records, and WARC `response` records whose HTML is
 turned into main-content text with Resiliparse; both yield `Document`s.
 
 Files are streamed with FastWARC (gzip per record or whole file, or plain, detected from the bytes), one record
-at a time, so memory does not grow with the file. A record that cannot be used (a revisit, a non-HTML or empty
-page, a non-2xx status, a broken HTTP body, a bad target URI…) is skipped and counted with its file and byte
-offset; a stretch of the file that breaks the WARC framing is counted too, and reading goes on at the next
-record found after it; so are a file cut short inside a gzip member (`truncated_gzip`) and a file that holds no
-record besides `warcinfo` (`no_records`). A file that is not a WARC file at all raises `InputFileError` naming it.
+at a time, so memory does not grow with the file. Besides Common Crawl's own files this reads the WARCs of other
+crawlers: ClueWeb09/12 (`WARC/0.18`, HTTP headers ending in a bare LF), Heritrix and wget (interleaved
+`request`/`metadata`/`resource` records, chunked or gzipped bodies, WARC headers in bare LF). ARC files are
+refused with a line saying how to convert them. A page is decoded from its HTTP charset, its `<meta>` charset or
+a detected one; when they disagree, the decoding that reads as text wins.
+
+A record that cannot be used (a revisit, a non-HTML or empty page, a non-2xx status, a broken HTTP body, a bad
+target URI…) is skipped and counted with its file and byte offset; a stretch of the file that breaks the WARC
+framing is counted too, and reading goes on at the next record found after it; a file that holds no record
+besides `warcinfo` is counted (`no_records`). A record cut short (by the end of the file, inside a gzip member
+or not, or by a Content-Length that runs into the next record) keeps the text it holds, with `truncated: true` in
+its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as `truncated_gzip`
+(the file ends inside its gzip member) or `truncated_record`. A file that is not a WARC file at all raises
+`InputFileError` naming it.
 """
 
 from __future__ import annotations
@@ -26,11 +35,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO, Literal
 
+from charset_normalizer.md import mess_ratio
 from fastwarc.stream_io import BrotliReader, ZstdReader
 from fastwarc.warc import ArchiveIterator, WarcRecord, WarcRecordType
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.encoding import detect_encoding, detect_mime, map_encoding_to_html5
-from resiliparse.parse.http import iterate_http_chunks
 
 from tasks.records import Document, InputFileError, SkipCounter, stable_id
 
@@ -48,7 +57,9 @@ MAX_DECODED_BODY = 32 << 20
 _PEEK_RECORDS = 4
 
 _URI = re.compile(r"^https?://[^\s<>\"]+$", re.IGNORECASE)
-_CHUNK_SIZE_LINE = re.compile(rb"^[0-9a-fA-F]+[ \t]*(?:;[^\r\n]*)?\r?\n")
+_CHUNK_SIZE_LINE = re.compile(rb"([0-9a-fA-F]{1,15})[ \t]*(?:;[^\r\n]*)?\r?\n")
+# A record's first line: WARC/1.0 and 1.1, and the drafts older crawls wrote (Heritrix 0.17, ClueWeb's 0.18).
+_VERSION_LINE = rb"WARC/(?:1\.[01]|0\.1[0-9])\r?\n"
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,7 @@ class _Located:
     record: WarcRecord
     offset: int
     where: str
+    cut_short: bool = False  # the file ends inside this record's gzip member
 
 
 def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
@@ -70,8 +82,11 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
     seen: list[WarcRecordType] = []
     warcinfo = False
     with _open(path) as fh:
+        head = _first_bytes(fh)
+        if head.startswith(_ARC_START):
+            return None
         try:
-            for record in ArchiveIterator(fh, parse_http=False):
+            for record in ArchiveIterator(fh, parse_http=False, quirks_mode=_bare_lf(head)):
                 if record.record_type == WarcRecordType.warcinfo:
                     warcinfo = True
                 else:
@@ -206,6 +221,30 @@ def _open(path: Path) -> BinaryIO:
         raise InputFileError(f"{path}: cannot open the file ({e.strerror or e})") from e
 
 
+_ARC_START = b"filedesc://"
+
+
+def _first_bytes(fh: BinaryIO) -> bytes:
+    """The file's first bytes, inflated when it is gzipped; the file is left at its start."""
+    fh.seek(0)
+    head = fh.read(1 << 12)
+    fh.seek(0)
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            return zlib.decompressobj(31).decompress(head, 64)
+        except zlib.error:
+            return b""
+    return head[:64]
+
+
+def _bare_lf(head: bytes) -> bool:
+    """Whether the first record's version line ends in a bare LF (some ClueWeb and home-made WARCs): FastWARC
+    reads such WARC headers only in its quirks mode, which is otherwise left off, since it reads through framing
+    errors (a record cut short) that strict mode reports."""
+    m = re.match(_VERSION_LINE, head)
+    return m is not None and not m.group().endswith(b"\r\n")
+
+
 def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     """Every record of the file, HTTP headers parsed but bodies left encoded (decoding errors stay per record).
 
@@ -216,15 +255,21 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks.
     """
     with _open(path) as fh:
-        head = fh.read(2)
+        head = _first_bytes(fh)
         if head == b"":
             raise InputFileError(f"{path}: the file is empty, expected WARC records")
-        gzipped = head == b"\x1f\x8b"
+        if head.startswith(_ARC_START):
+            raise InputFileError(
+                f"{path}: is an ARC file (the format before WARC), which is not read here; convert it to WARC first, "
+                "e.g. with `warcio recompress FILE.arc.gz FILE.warc.gz` or Heritrix's arc2warc"
+            )
+        quirks = _bare_lf(head)
+        gzipped = fh.read(2) == b"\x1f\x8b"
         truncated_at = _truncated_last_member(fh) if gzipped else None
         start, count = 0, 0
         while start is not None:
             fh.seek(start)
-            records = iter(ArchiveIterator(fh, parse_http=True, auto_decode="none"))
+            records = iter(ArchiveIterator(fh, parse_http=False, quirks_mode=quirks))
             last_offset, read_any, cut_short = start, False, ""
             broken = ""
             while True:
@@ -239,11 +284,10 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                     break
                 count += 1
                 read_any, last_offset = True, record.stream_pos
-                if last_offset == truncated_at:  # what it holds is cut short: not a record to read
-                    skips.skip("truncated_gzip", f"{path}:{last_offset}", _CUT_SHORT)
+                cut = last_offset == truncated_at  # its reader keeps what it can, or counts `truncated_gzip`
+                if cut:
                     truncated_at = None
-                else:
-                    yield _Located(record, last_offset, f"{path}:{last_offset}")
+                yield _Located(record, last_offset, f"{path}:{last_offset}", cut)
                 while record.reader.read(_DRAIN_CHUNK):  # what the reader left, so its length can be checked
                     pass
                 length, consumed = record.content_length, record.reader.tell()
@@ -255,7 +299,7 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
             start = _next_record_start(fh, last_offset + 1, gzipped)
             resumed = f"reading resumes at offset {start}" if start is not None else "nothing readable after it"
             if not broken:
-                # the record itself is counted by its reader (truncated_record); the records it hid are not lost
+                # the record itself is counted by its reader (truncated_record…); the records it hid are not lost
                 if start is not None:
                     log.info("%s:%d: %s; %s", path, last_offset, cut_short, resumed)
                 continue
@@ -300,27 +344,26 @@ def _inflate_member(data: memoryview) -> tuple[bytes, int, bool]:
     records, carry = 0, b""
     while chunk:
         window = carry + chunk
-        records += len(_RECORD_START.findall(window))
-        carry = window[-9:]  # shorter than a record start: none is counted twice
+        records += len(_VERSION_ANYWHERE.findall(window))
+        carry = window[-8:]  # shorter than a version line: none is counted twice
         chunk = inflater.decompress(inflater.unconsumed_tail, _INFLATE_CHUNK)
     return first[:16], records, inflater.eof
 
 
 _DRAIN_CHUNK = 1 << 16
 _SCAN_CHUNK = 1 << 20
-_RECORD_START = re.compile(rb"(?:^|\n)WARC/1\.[01]\r?\n")
 
 
 def _next_record_start(fh: BinaryIO, pos: int, gzipped: bool) -> int | None:
     """The offset of the first record start at or after `pos`, or None: a gzip member whose first bytes
-    decompress to "WARC/" in a gzip file, else "WARC/1.0" (or 1.1) and CRLF, even in the middle of a line
-    (a record cut short runs straight into the next one)."""
+    decompress to "WARC/" in a gzip file, else a version line ("WARC/1.0", 1.1, 0.18…), even in the middle of a
+    line (a record cut short runs straight into the next one)."""
     while True:
         fh.seek(pos)
         chunk = fh.read(_SCAN_CHUNK)
         if not chunk:
             return None
-        for m in (_GZIP_MEMBER if gzipped else _RECORD_START).finditer(chunk):
+        for m in (_GZIP_MEMBER if gzipped else _VERSION_ANYWHERE).finditer(chunk):
             if not gzipped or _gzip_holds_warc(fh, pos + m.start()):
                 return pos + m.start()
         if len(chunk) < _SCAN_CHUNK:
@@ -329,7 +372,7 @@ def _next_record_start(fh: BinaryIO, pos: int, gzipped: bool) -> int | None:
 
 
 _GZIP_MEMBER = re.compile(b"\x1f\x8b\x08")
-_RECORD_START = re.compile(rb"WARC/1\.[01]\r\n")
+_VERSION_ANYWHERE = re.compile(_VERSION_LINE)
 
 
 def _gzip_holds_warc(fh: BinaryIO, offset: int) -> bool:
@@ -340,8 +383,34 @@ def _gzip_holds_warc(fh: BinaryIO, offset: int) -> bool:
         return False
 
 
-def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
-    record = loc.record
+class _RecordSkips:
+    """Where the skips of one record go. A record known to be cut short is counted once, by its truncation
+    (`truncated_gzip` or `truncated_record`), whatever broke first in what is left of it; one that still gives a
+    document is counted as `truncated_record_kept`."""
+
+    def __init__(self, skips: SkipCounter, loc: _Located) -> None:
+        self.skips, self.loc = skips, loc
+        self.cut = "truncated_gzip" if loc.cut_short else ""
+        self.cut_detail = _CUT_SHORT if loc.cut_short else ""
+
+    def skip(self, reason: str, where: str, detail: str = "") -> None:
+        if self.cut:
+            reason, detail = self.cut, f"{self.cut_detail}; then {reason}: {detail}" if detail else self.cut_detail
+        self.skips.skip(reason, where, detail)
+
+    def truncated(self, detail: str) -> None:
+        """The payload ends before its Content-Length: from now on, its truncation is the record's reason."""
+        self.cut = self.cut or "truncated_record"
+        self.cut_detail = f"{self.cut_detail}; {detail}" if self.cut_detail else detail
+
+    def kept(self, url: str, meta: dict) -> None:
+        if self.cut:
+            meta["truncated"] = True
+            self.skips.skip("truncated_record_kept", self.loc.where, f"{url}: {self.cut_detail}; the text read is kept")
+
+
+def _wet_document(loc: _Located, counter: SkipCounter) -> Document | None:
+    record, skips = loc.record, _RecordSkips(counter, loc)
     url = _target_uri(record, loc, skips)
     if url is None:
         return None
@@ -351,8 +420,10 @@ def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as e:
-        skips.skip("undecodable_text", loc.where, f"{url}: {e}")
-        return None
+        if not skips.cut:
+            skips.skip("undecodable_text", loc.where, f"{url}: {e}")
+            return None
+        text = payload.decode("utf-8", errors="ignore")  # a multi-byte character cut by the end of the record
     text = unicodedata.normalize("NFC", text).strip()
     if not text:
         skips.skip("empty_text", loc.where, url)
@@ -362,6 +433,7 @@ def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
     language = record.headers.get("WARC-Identified-Content-Language")
     if language:
         meta["language"] = language
+    skips.kept(url, meta)
     return Document(
         id=stable_id(SOURCE, url, record_id or _sha1(payload)),
         text=text,
@@ -372,12 +444,12 @@ def _wet_document(loc: _Located, skips: SkipCounter) -> Document | None:
     )
 
 
-def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
-    record = loc.record
+def _html_document(loc: _Located, counter: SkipCounter) -> Document | None:
+    record, skips = loc.record, _RecordSkips(counter, loc)
     url = _target_uri(record, loc, skips)
     if url is None:
         return None
-    status = record.http_headers.status_code if record.is_http else None
+    status = _http_status(record)
     if status is None:
         skips.skip("not_http_response", loc.where, f"{url}: no HTTP status line")
         return None
@@ -427,6 +499,7 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
     language = record.headers.get("WARC-Identified-Content-Language")
     if language:
         meta["language"] = language
+    skips.kept(url, meta)
     return Document(
         id=stable_id(SOURCE, url, record_id or _sha1(raw)),
         text=text,
@@ -437,8 +510,24 @@ def _html_document(loc: _Located, skips: SkipCounter) -> Document | None:
     )
 
 
-def _read_payload(loc: _Located, skips: SkipCounter, url: str) -> bytes | None:
-    """The record's payload as stored; None (counted) when it cannot be read or the file ends inside it."""
+def _http_status(record: WarcRecord) -> int | None:
+    """The HTTP status of a response record, its HTTP headers parsed here rather than by the archive iterator, in
+    FastWARC's quirks mode: ClueWeb and older crawlers end HTTP header lines in a bare LF, which strict parsing reads
+    as one endless header that swallows the page."""
+    if not record.is_http:
+        return None
+    if not record.is_http_parsed:
+        try:
+            record.parse_http(auto_decode="none", quirks_mode=True)
+        except (OSError, ValueError):
+            return None
+    return record.http_headers.status_code if record.http_headers is not None else None
+
+
+def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
+    """The record's payload as stored; None (counted) when it cannot be read. A payload that ends before its
+    Content-Length is kept, and the record marked as cut short; when the next record's version line is inside it (a
+    Content-Length that runs past the record), it ends there."""
     record = loc.record
     try:
         payload = record.reader.read()
@@ -446,11 +535,14 @@ def _read_payload(loc: _Located, skips: SkipCounter, url: str) -> bytes | None:
         skips.skip("unreadable_record", loc.where, f"{url}: {e}")
         return None
     if len(payload) < record.content_length:
-        skips.skip(
-            "truncated_record", loc.where, f"{url}: {len(payload)} of {record.content_length} payload bytes"
-        )
-        return None
+        skips.truncated(f"{len(payload)} of {record.content_length} payload bytes")
+        m = _EMBEDDED_RECORD.search(payload)
+        if m is not None:
+            payload = payload[: m.start()]
     return payload
+
+
+_EMBEDDED_RECORD = re.compile(rb"\r?\n" + _VERSION_LINE)
 
 
 def _content_length(record: WarcRecord) -> int:
@@ -489,17 +581,13 @@ def _warc_date(record: WarcRecord) -> datetime | None:
 
 
 def _decode_http_body(
-    raw: bytes, record: WarcRecord, loc: _Located, skips: SkipCounter, url: str
+    raw: bytes, record: WarcRecord, loc: _Located, skips: _RecordSkips, url: str
 ) -> bytes | None:
     """Undo the transfer and content encodings ourselves, so a broken body costs one record, not the file."""
     transfer = (record.http_headers.get("Transfer-Encoding") or "").strip().lower()
     if "chunked" in transfer:
         if _CHUNK_SIZE_LINE.match(raw):
-            try:
-                raw = b"".join(iterate_http_chunks(io.BytesIO(raw)))
-            except (OSError, ValueError) as e:
-                skips.skip("bad_chunked_encoding", loc.where, f"{url}: {e}")
-                return None
+            raw = _dechunk(raw)
         elif not _looks_like_body(raw):
             # Some archivers store the de-chunked body and keep the header; anything else is broken framing.
             skips.skip("bad_chunked_encoding", loc.where, f"{url}: body starts with {raw[:20]!r}")
@@ -519,6 +607,20 @@ def _decode_http_body(
         return None
     skips.skip("unsupported_content_encoding", loc.where, f"{url}: {encoding}")
     return None
+
+
+def _dechunk(raw: bytes) -> bytes:
+    """The body of a chunked transfer. Size lines may end in CRLF or a bare LF (older crawlers); a body cut short,
+    or garbage after some chunks, gives what the chunks before it hold."""
+    out, pos = [], 0
+    while m := _CHUNK_SIZE_LINE.match(raw, pos):
+        size = int(m.group(1), 16)
+        if size == 0:
+            break
+        out.append(raw[m.end() : m.end() + size])
+        pos = m.end() + size
+        pos += 2 if raw.startswith(b"\r\n", pos) else 1 if raw.startswith(b"\n", pos) else 0
+    return b"".join(out)
 
 
 def _looks_like_body(raw: bytes) -> bool:
@@ -541,40 +643,87 @@ def _inflate(raw: bytes) -> bytes:
 
 
 def _decode_html(body: bytes, http_charset: str | None) -> tuple[str, str] | None:
-    """The page as text and the encoding used: the HTTP charset, then the <meta> one, then a detected one."""
-    tried: list[str] = []
-    for name in _encoding_candidates(body, http_charset):
-        if name in tried:
-            continue
-        tried.append(name)
-        try:
-            # utf-8-sig: a leading byte-order mark is not part of the page's text
-            return body.decode("utf-8-sig" if name == "utf-8" else name), name
-        except UnicodeDecodeError:
-            continue
-    if not tried:
+    """The page as text and the codec used.
+
+    The first of the HTTP charset, the `<meta>` one, the detected one (uchardet, through Resiliparse) and UTF-8 that
+    decodes every byte is taken when the page is UTF-8 or plain ASCII, or when detection agrees. Otherwise a
+    declaration may be wrong (a server's default ISO-8859-1 header on a Cyrillic page, a meta tag copied from a
+    template): the page's own `<meta>` charset wins when detection confirms it, else the decoding that reads most
+    like text (charset-normalizer's mess ratio) wins, ties going to the declared one.
+    """
+    meta = _meta_charset(body)
+    candidates = _encoding_candidates(body, http_charset, meta)
+    first = next(candidates, None)
+    if first is None:
+        return _decode_with_replacements(body, http_charset, meta)
+    name, text = first
+    if name == "utf-8" or body.isascii():
+        return text, name
+    detected = _codec(detect_encoding(body))
+    if detected == name:
+        return text, name
+    rivals = {name: text}
+    for rival in (meta, detected):
+        if rival and rival not in rivals and (decoded := _strict_decode(body, rival)) is not None:
+            if rival == meta == detected:
+                return decoded, rival
+            rivals[rival] = decoded
+    if len(rivals) == 1:
+        return text, name
+    # min() keeps the first of equal scores: the declared encoding
+    best = min(rivals, key=lambda n: mess_ratio(rivals[n][:_SCORED_CHARS], maximum_threshold=1.0))
+    return rivals[best], best
+
+
+# Enough text to tell a right decoding from a wrong one; the ratio's cost grows with it.
+_SCORED_CHARS = 1 << 15
+_META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+# Encodings that browsers decode as a superset of the declared one: tried when the declared one fails.
+_SUPERSETS = {"shift_jis": "cp932", "gbk": "gb18030", "big5": "big5hkscs", "euc_kr": "cp949", "euc_jp": "euc_jis_2004"}
+
+
+def _meta_charset(body: bytes) -> str | None:
+    """The codec of the page's `<meta charset>` or `<meta http-equiv="Content-Type" content="…; charset=…">`."""
+    m = _META_CHARSET.search(body, 0, 8192)
+    return _codec(m.group(1).decode("ascii")) if m else None
+
+
+def _codec(label: str | None) -> str | None:
+    """The Python codec for an encoding label, as browsers map it (ISO-8859-1 → cp1252…); None if unknown."""
+    name = map_encoding_to_html5(label, fallback_utf8=False) if label else None
+    return name if name and _codec_exists(name) else None
+
+
+def _strict_decode(body: bytes, name: str) -> str | None:
+    try:
+        # utf-8-sig: a leading byte-order mark is not part of the page's text
+        return body.decode("utf-8-sig" if name == "utf-8" else name)
+    except UnicodeDecodeError:
         return None
-    # No encoding decodes every byte: keep the first choice if only a few bytes are broken.
-    name = tried[0]
+
+
+def _encoding_candidates(body: bytes, http_charset: str | None, meta: str | None) -> Iterator[tuple[str, str]]:
+    """(codec, text) for each candidate that decodes every byte, computed lazily: detection only runs when the
+    declared charsets fail."""
+    tried: set[str] = set()
+    for label in (lambda: _codec(http_charset), lambda: meta, lambda: _codec(detect_encoding(body)), lambda: "utf-8"):
+        name = label()
+        for codec in (name, _SUPERSETS.get(name or "")):
+            if codec and codec not in tried:
+                tried.add(codec)
+                text = _strict_decode(body, codec)
+                if text is not None:
+                    yield codec, text
+                    break
+
+
+def _decode_with_replacements(body: bytes, http_charset: str | None, meta: str | None) -> tuple[str, str] | None:
+    """No encoding decodes every byte: keep the first choice if only a few bytes are broken."""
+    name = _codec(http_charset) or meta or _codec(detect_encoding(body)) or "utf-8"
     text = body.decode(name, errors="replace")
     if text.count("\ufffd") > MAX_REPLACEMENT_SHARE * max(len(text), 1):
         return None
     return text, name
-
-
-def _encoding_candidates(body: bytes, http_charset: str | None) -> Iterator[str]:
-    """Python codec names to try, computed lazily: detection only runs when the declared charset fails."""
-    labels = (
-        lambda: http_charset,
-        lambda: detect_encoding(body, from_html_meta=True),
-        lambda: detect_encoding(body),
-        lambda: "utf-8",
-    )
-    for label in labels:
-        value = label()
-        name = map_encoding_to_html5(value, fallback_utf8=False) if value else None
-        if name and _codec_exists(name):
-            yield name
 
 
 def _codec_exists(name: str) -> bool:

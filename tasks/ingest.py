@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
 _WET_SUFFIXES = (".wet", ".wet.gz")
-_WARC_SUFFIXES = (".warc", ".warc.gz")
+_WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")  # ARC: refused by the reader, saying how to convert
 _DEFAULT_SOURCE = {"whatsapp": "whatsapp", "whatsapp-db": "whatsapp", "telegram": "telegram", "wet": "commoncrawl",
                    "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
 CHAT_KINDS = ("whatsapp", "whatsapp-db", "telegram")  # kinds that also write a messages part

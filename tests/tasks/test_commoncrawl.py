@@ -284,10 +284,13 @@ def test_each_broken_record_is_one_counted_skip(tmp_path, gzipped):
 
     docs, skips = read(iter_warc_documents, path)
 
-    assert [d.url for d in docs] == ["http://ok.example/", "http://latin.example/"]
+    assert [d.url for d in docs] == ["http://ok.example/", "http://latin.example/", "http://cut.example/"]
     assert "rivers and bridges" in docs[0].text
     assert "Le café de la gare ouvre à sept heures, même le dimanche." in docs[1].text
-    expected = {why: 1 for _, _, why in BROKEN if why} | {"revisit": 1, "truncated_record": 1}
+    # the page the file ends in keeps the text it has, flagged
+    assert "rivers and bridges" in docs[2].text and json.loads(docs[2].meta)["truncated"] is True
+    assert all("truncated" not in json.loads(d.meta) for d in docs[:2])
+    expected = {why: 1 for _, _, why in BROKEN if why} | {"revisit": 1, "truncated_record_kept": 1}
     assert dict(skips.counts) == expected
     assert all(example.startswith(f"{path}:") for example in skips.examples.values())
 
@@ -383,8 +386,8 @@ def five_pages() -> list[bytes]:
         (lambda r: b"@@@@ not a record header\r\n\r\n", {"warc_read_error": 1}),
         # the record cut inside its headers, running straight into the next record
         (lambda r: r[:150], {"not_http_response": 1, "warc_read_error": 1}),
-        # a Content-Length far past the record's end: it swallows every record after it
-        (lambda r: r.replace(b"Content-Length: ", b"Content-Length: 9", 1), {"truncated_record": 1}),
+        # a Content-Length far past the record's end: it swallows every record after it; its page is kept, flagged
+        (lambda r: r.replace(b"Content-Length: ", b"Content-Length: 9", 1), {"truncated_record_kept": 1}),
     ],
     ids=["garbage", "cut_header", "content_length_too_long"],
 )
@@ -394,7 +397,10 @@ def test_a_broken_record_in_the_middle_costs_only_that_record(tmp_path, gzipped,
     path = tmp_path / ("middle.warc.gz" if gzipped else "middle.warc")
     write_warc(path, records, gzipped)
     docs, skips = read(iter_warc_documents, path)
-    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in (1, 3, 4, 5)]
+    kept = (1, 2, 3, 4, 5) if "truncated_record_kept" in skipped else (1, 3, 4, 5)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in kept]
+    if kept[1] == 2:  # what the record read into (the next records) is not part of its page
+        assert docs[1].text == docs[0].text and json.loads(docs[1].meta)["truncated"] is True
     assert dict(skips.counts) == skipped
     assert all(example.startswith(f"{path}:") for example in skips.examples.values())
     if "warc_read_error" in skipped:

@@ -1,0 +1,321 @@
+"""WARCs of crawlers other than Common Crawl (ClueWeb, wget, Heritrix), legacy charsets, and records cut short:
+fixtures written by hand here, byte by byte, the way each crawler writes them."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tasks.commoncrawl import detect_commoncrawl_kind, iter_warc_documents, iter_wet_documents
+from tasks.ingest import detect_kind
+from tasks.records import InputFileError, SkipCounter
+
+PAGES = {
+    "http://river.example/": "A perfectly ordinary paragraph about rivers, bridges and the boats that pass under them.",
+    "http://cafe.example/menu": "Le café de la gare ouvre à sept heures, même le dimanche, et sert des croissants.",
+    "http://station.example/": "Вчера вечером мы гуляли по старому парку у реки и говорили о новой работе брата.",
+}
+
+
+def html(text: str, head: str = "") -> str:
+    return f"<html><head>{head}<title>T</title></head><body><main><p>{text}</p></main></body></html>"
+
+
+def read(path: Path) -> tuple[list, SkipCounter]:
+    skips = SkipCounter()
+    return list(iter_warc_documents(path, skips)), skips
+
+
+def record(version: str, fields: list[tuple[str, str]], block: bytes, eol: str = "\r\n") -> bytes:
+    head = f"{version}{eol}" + "".join(f"{k}: {v}{eol}" for k, v in fields)
+    return (head + f"Content-Length: {len(block)}{eol}{eol}").encode() + block + (eol * 2).encode()
+
+
+# --- one writer per crawler -----------------------------------------------------------------------------------
+
+
+def clueweb09(pages: dict[str, bytes], warc_eol: str = "\r\n") -> bytes:
+    """ClueWeb09: `WARC/0.18`, HTTP headers in bare LF, an empty WARC-Identified-Payload-Type, a broken date."""
+    info = b"software: Nutch 1.0-dev (modified for clueweb09)\nisPartOf: clueweb09-en\n"
+    out = [record("WARC/0.18", [("WARC-Type", "warcinfo"), ("WARC-Date", "2009-03-65T08:43:19-0800"),
+                                ("Content-Type", "application/warc-fields")], info, warc_eol)]
+    for n, (url, body) in enumerate(pages.items()):
+        http = b"HTTP/1.1 200 OK\nContent-Type: text/html\nServer: Apache\nContent-Length: %d\n\n" % len(body) + body
+        out.append(record("WARC/0.18", [
+            ("WARC-Type", "response"), ("WARC-Target-URI", url), ("WARC-Date", "2009-03-65T08:43:19-0800"),
+            ("WARC-Record-ID", f"<urn:uuid:00000000-0000-0000-0000-{n:012d}>"),
+            ("WARC-TREC-ID", f"clueweb09-en0000-00-{n:05d}"), ("Content-Type", "application/http;msgtype=response"),
+            ("WARC-Identified-Payload-Type", ""),
+        ], http, warc_eol))
+    return b"".join(out)
+
+
+def chunked(body: bytes, eol: bytes) -> bytes:
+    parts = [body[:40], body[40:]]
+    return b"".join(b"%x" % len(p) + eol + p + eol for p in parts) + b"0" + eol + eol
+
+
+def wget(pages: dict[str, bytes]) -> bytes:
+    """wget 1.x / old Heritrix: `<url>` targets, request and metadata records around each response, a charset
+    parameter, bare-LF HTTP headers, chunked and gzipped bodies, a `resource` log at the end."""
+    out = [record("WARC/1.0", [("WARC-Type", "warcinfo"), ("Content-Type", "application/warc-fields")],
+                  b"software: Wget/1.21\r\nformat: WARC File Format 1.0\r\n")]
+    for n, (url, body) in enumerate(pages.items()):
+        out.append(record("WARC/1.0", [("WARC-Type", "request"), ("WARC-Target-URI", f"<{url}>"),
+                                       ("Content-Type", "application/http;msgtype=request")],
+                          f"GET / HTTP/1.1\r\nHost: {url.split('/')[2]}\r\n\r\n".encode()))
+        headers = "HTTP/1.1 200 OK\nContent-Type: text/html; charset=UTF-8\n"
+        if n == 0:
+            headers, body = headers + "Transfer-Encoding: chunked\n", chunked(body, b"\n")
+        elif n == 1:
+            headers, body = headers + "Content-Encoding: gzip\n", gzip.compress(body, mtime=0)
+        out.append(record("WARC/1.0", [
+            ("WARC-Type", "response"), ("WARC-Target-URI", f"<{url}>"), ("WARC-Date", "2024-01-02T03:04:05Z"),
+            ("WARC-Record-ID", f"<urn:uuid:wget-{n}>"), ("Content-Type", "application/http;msgtype=response"),
+        ], (headers + "\n").encode() + body))
+        out.append(record("WARC/1.0", [("WARC-Type", "metadata"), ("WARC-Target-URI", f"<{url}>"),
+                                       ("Content-Type", "application/warc-fields")], b"outlink: http://x.example/\r\n"))
+    out.append(record("WARC/1.0", [("WARC-Type", "resource"), ("WARC-Target-URI", "metadata://gnu.org/wget/log"),
+                                   ("Content-Type", "text/plain")], b"wget log\n"))
+    return b"".join(out)
+
+
+def common_crawl(pages: dict[str, bytes]) -> bytes:
+    """Common Crawl: WARC/1.0, CRLF everywhere, request / response / metadata triples, gzip per record."""
+    out = []
+    for n, (url, body) in enumerate(pages.items()):
+        http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
+        out.append(record("WARC/1.0", [("WARC-Type", "request"), ("WARC-Target-URI", url),
+                                       ("Content-Type", "application/http; msgtype=request")], b"GET / HTTP/1.1\r\n\r\n"))
+        out.append(record("WARC/1.0", [
+            ("WARC-Type", "response"), ("WARC-Target-URI", url), ("WARC-Date", "2024-05-18T01:58:10Z"),
+            ("WARC-Record-ID", f"<urn:uuid:cc-{n}>"), ("Content-Type", "application/http; msgtype=response"),
+        ], http))
+        out.append(record("WARC/1.0", [("WARC-Type", "metadata"), ("WARC-Target-URI", url),
+                                       ("Content-Type", "application/warc-fields")], b"fetchTimeMs: 12\r\n"))
+    return b"".join(out)
+
+
+def pages() -> dict[str, bytes]:
+    return {url: html(text, '<meta charset="utf-8">').encode() for url, text in PAGES.items()}
+
+
+def test_clueweb_wget_and_common_crawl_warcs_of_the_same_pages_give_the_same_documents(tmp_path):
+    files = {
+        "clueweb09.warc": clueweb09(pages()),
+        "clueweb09-lf.warc.gz": gzip.compress(clueweb09(pages(), warc_eol="\n"), mtime=0),  # bare LF everywhere
+        "wget.warc": wget(pages()),
+        "cc.warc.gz": common_crawl(pages()),
+    }
+    results = {}
+    for name, data in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert detect_commoncrawl_kind(path) == "warc", name
+        docs, skips = read(path)
+        assert skips.total == 0, (name, dict(skips.counts))
+        results[name] = [(d.url, d.text) for d in docs]
+    assert results["cc.warc.gz"] == list(PAGES.items())
+    for name, got in results.items():
+        assert got == results["cc.warc.gz"], name
+
+
+def test_clueweb_documents_carry_their_record_id_and_no_broken_date(tmp_path):
+    path = tmp_path / "clueweb.warc"
+    path.write_bytes(clueweb09(pages()))
+    docs, _ = read(path)
+    assert json.loads(docs[0].meta)["warc_record_id"] == "<urn:uuid:00000000-0000-0000-0000-000000000000>"
+    assert all(d.timestamp is None for d in docs)  # "2009-03-65" is no date
+
+
+def test_a_broken_clueweb_record_costs_only_that_record(tmp_path):
+    data = clueweb09(pages())
+    second = data.index(b"WARC/0.18", data.index(b"WARC-TREC-ID"))  # the second response
+    path = tmp_path / "broken.warc"
+    path.write_bytes(data[:second] + b"@@ garbage line @@\r\n\r\n" + data[second:])
+    docs, skips = read(path)
+    assert [d.url for d in docs] == list(PAGES)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+
+
+# warcio, the reference reader, comes with `pip install -e '.[bench]'`
+WARCIO = shutil.which("warcio", path=str(Path(sys.executable).parent)) or shutil.which("warcio")
+
+
+def test_warcio_reads_the_same_pages_from_the_clueweb_file(tmp_path):
+    """The reference: warcio + Resiliparse's extraction on the same ClueWeb-style file."""
+    pytest.importorskip("warcio")
+    from resiliparse.extract.html2text import extract_plain_text
+    from warcio.archiveiterator import ArchiveIterator
+
+    path = tmp_path / "clueweb.warc"
+    path.write_bytes(clueweb09(pages()))
+    with open(path, "rb") as fh:
+        theirs = [(r.rec_headers.get_header("WARC-Target-URI"),
+                   extract_plain_text(r.content_stream().read().decode(), main_content=True))
+                  for r in ArchiveIterator(fh) if r.rec_type == "response"]
+    assert [(d.url, d.text) for d in read(path)[0]] == theirs
+
+
+# --- ARC files: refused, with how to convert them --------------------------------------------------------------
+
+
+def arc_file() -> bytes:
+    body = html(PAGES["http://river.example/"]).encode()
+    http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
+    version = b"1 0 Test Crawler\nURL IP-address Archive-date Content-type Archive-length\n"
+    return (b"filedesc://crawl.arc 0.0.0.0 20010101000000 text/plain %d\n" % len(version) + version + b"\n"
+            + b"http://river.example/ 10.0.0.1 20010101000001 text/html %d\n" % len(http) + http + b"\n")
+
+
+@pytest.mark.parametrize("name", ["crawl.arc", "crawl.arc.gz"])
+def test_an_arc_file_is_refused_in_one_line_saying_how_to_convert_it(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(arc_file(), mtime=0) if name.endswith(".gz") else arc_file())
+    assert detect_kind(path) == "warc"  # found by its name, refused by the reader
+    assert detect_commoncrawl_kind(path) is None
+    with pytest.raises(InputFileError) as err:
+        read(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: is an ARC file") and "warcio recompress" in message and "\n" not in message
+
+
+@pytest.mark.skipif(WARCIO is None, reason="warcio's command line is not installed (pip install -e '.[bench]')")
+def test_an_arc_file_converted_with_warcio_recompress_is_read(tmp_path):
+    arc, warc = tmp_path / "crawl.arc.gz", tmp_path / "crawl.warc.gz"
+    arc.write_bytes(gzip.compress(arc_file(), mtime=0))
+    subprocess.run([WARCIO, "recompress", str(arc), str(warc)], check=True, capture_output=True)
+    docs, skips = read(warc)
+    assert [(d.url, d.text) for d in docs] == [("http://river.example/", PAGES["http://river.example/"])]
+
+
+# --- legacy charsets -------------------------------------------------------------------------------------------
+
+# Hand-written sentences, each in an encoding its language was (and is) served in.
+TEXTS = {
+    "ja": "昨日の午後、私は駅の近くにある小さな本屋へ行きました。店の奥には古い地図や旅行の本がたくさん並んでいて、"
+          "店主のおじいさんが丁寧に説明してくれました。帰り道に雨が降り始めたので、喫茶店で温かいコーヒーを飲みました。",
+    "zh": "上个周末我们一家人去了城外的湖边散步。天气很好，湖面上有很多小船，孩子们在草地上放风筝。"
+          "中午我们在附近的小饭馆吃了鱼和青菜，味道非常新鲜。",
+    "zh-tw": "今天早上我在市場買了新鮮的水果和蔬菜。老闆很熱情，還送給我兩顆橘子。回家以後，我把廚房整理乾淨，"
+             "準備晚上請朋友們來吃飯。",
+    "ru": "Вчера вечером мы гуляли по старому парку у реки. Листья уже пожелтели, и под ногами тихо шуршала осенняя "
+          "трава. Мой брат рассказывал о своей новой работе в библиотеке, где он разбирает старые книги и письма.",
+    "ar": "ذهبنا صباح يوم الجمعة إلى السوق القديم في وسط المدينة. كانت الشوارع مزدحمة بالناس، ورائحة الخبز الطازج "
+          "تملأ المكان. اشترت أمي الزيتون والجبن والتمر، ثم جلسنا في مقهى صغير نشرب الشاي بالنعناع.",
+    "pl": "Wczoraj po południu pojechaliśmy rowerami nad jezioro. Woda była zimna, ale słońce świeciło mocno, więc "
+          "długo siedzieliśmy na pomoście. Babcia przygotowała kanapki z żółtym serem i ogórkiem.",
+    "el": "Το πρωί πήγαμε με το πλοίο στο μικρό νησί απέναντι. Η θάλασσα ήταν ήρεμη και το νερό πολύ καθαρό. "
+          "Φάγαμε ψάρι σε μια ταβέρνα δίπλα στο λιμάνι και το απόγευμα περπατήσαμε στα στενά δρομάκια.",
+    "fr": "Le café de la gare ouvre à sept heures, même le dimanche. Les habitués y prennent un croissant et lisent "
+          "le journal près de la fenêtre, où l'on voit passer les trains de marchandises vers la côte.",
+}
+CHARSETS = [
+    ("ja", "EUC-JP"), ("ja", "Shift_JIS"), ("zh", "GBK"), ("zh", "GB18030"), ("zh", "GB2312"), ("zh-tw", "Big5"),
+    ("ru", "windows-1251"), ("ru", "KOI8-R"), ("ru", "ISO-8859-5"), ("ar", "windows-1256"), ("pl", "ISO-8859-2"),
+    ("el", "ISO-8859-7"), ("fr", "ISO-8859-1"), ("fr", "ISO-8859-15"),
+]
+# A wrong HTTP charset: what a server sends by default (Apache's ISO-8859-1) or a UTF-8 one on a legacy page.
+WRONG = {"ISO-8859-1": "UTF-8", "ISO-8859-15": "UTF-8"}
+
+
+def charset_variants(lang: str, charset: str) -> dict[str, bytes]:
+    """The same page, its charset in the HTTP header, only in <meta>, nowhere, and a wrong header beside <meta>;
+    for the languages a Latin-1 decoding would garble, a wrong header and no <meta> too."""
+    text = TEXTS[lang]
+    plain = html(text).encode(charset)
+    meta = html(text, f'<meta http-equiv="Content-Type" content="text/html; charset={charset}">').encode(charset)
+    meta5 = html(text, f'<meta charset="{charset.lower()}">').encode(charset)
+    wrong = WRONG.get(charset, "ISO-8859-1")
+    variants = {
+        "header": http_block(plain, f"text/html; charset={charset}"),
+        "meta": http_block(meta, "text/html"),
+        "meta5": http_block(meta5, "text/html"),
+        "neither": http_block(plain, "text/html"),
+        "wrong_header_and_meta": http_block(meta, f"text/html; charset={wrong}"),
+        "utf8_header_no_meta": http_block(plain, "text/html; charset=utf-8"),
+    }
+    if lang not in ("pl", "fr"):  # Polish read as Latin-1 is still plausible Latin text: no way to tell
+        variants["latin1_header_no_meta"] = http_block(plain, "text/html; charset=ISO-8859-1")
+    return variants
+
+
+def http_block(body: bytes, content_type: str) -> bytes:
+    return f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n\r\n".encode() + body
+
+
+@pytest.mark.parametrize(("lang", "charset"), CHARSETS, ids=[c for _, c in CHARSETS])
+def test_a_page_in_a_legacy_charset_reads_the_same_wherever_its_charset_is_declared(tmp_path, lang, charset):
+    variants = charset_variants(lang, charset)
+    urls = [f"http://{name.replace('_', '-')}.example/" for name in variants]
+    records = [record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", url),
+                                   ("Content-Type", "application/http; msgtype=response")], block)
+               for url, block in zip(urls, variants.values(), strict=True)]
+    path = tmp_path / "charsets.warc"
+    path.write_bytes(b"".join(records))
+    docs, skips = read(path)
+    assert skips.total == 0
+    assert {d.url: d.text for d in docs} == {url: TEXTS[lang] for url in urls}
+
+
+# --- records cut short -----------------------------------------------------------------------------------------
+
+LONG = " ".join(f"Paragraph {i} says something about the river and the bridge." for i in range(60))
+
+
+def response(url: str, n: int) -> bytes:
+    return record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", url), ("WARC-Record-ID", f"<urn:r:{n}>"),
+                               ("Content-Type", "application/http; msgtype=response")],
+                  http_block(html(LONG).encode(), "text/html"))
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_page_cut_by_the_end_of_the_file_keeps_its_text_flagged(tmp_path, gzipped):
+    first, last = response("http://whole.example/", 1), response("http://cut.example/", 2)
+    cut = last[: len(last) * 2 // 3]  # inside the HTML
+    path = tmp_path / ("cut.warc.gz" if gzipped else "cut.warc")
+    if gzipped:
+        member = gzip.compress(last, mtime=0)
+        path.write_bytes(gzip.compress(first, mtime=0) + member[: len(member) * 3 // 4])
+    else:
+        path.write_bytes(first + cut)
+    docs, skips = read(path)
+    assert [d.url for d in docs] == ["http://whole.example/", "http://cut.example/"]
+    whole, partial = docs
+    assert "truncated" not in json.loads(whole.meta) and json.loads(partial.meta)["truncated"] is True
+    assert partial.text.startswith("Paragraph 0 says") and len(partial.text) < len(whole.text)
+    assert dict(skips.counts) == {"truncated_record_kept": 1}
+    assert skips.examples["truncated_record_kept"].startswith(f"{path}:")
+    if gzipped:
+        assert "gzip member" in skips.examples["truncated_record_kept"]
+
+
+def test_a_record_cut_inside_its_headers_gives_nothing_and_is_counted(tmp_path):
+    first, last = response("http://whole.example/", 1), response("http://cut.example/", 2)
+    path = tmp_path / "cut.warc.gz"
+    member = gzip.compress(last[:150], mtime=0)  # the WARC headers only, then the file ends
+    path.write_bytes(gzip.compress(first, mtime=0) + member[:-12])
+    docs, skips = read(path)
+    assert [d.url for d in docs] == ["http://whole.example/"]
+    assert dict(skips.counts) == {"truncated_gzip": 1}
+
+
+def test_a_wet_record_cut_short_keeps_its_text_flagged(tmp_path):
+    text = ("Une ligne de texte tout à fait lisible, écrite pour ce test.\n" * 20).encode()
+    whole = record("WARC/1.0", [("WARC-Type", "conversion"), ("WARC-Target-URI", "https://a.example/"),
+                                ("Content-Type", "text/plain")], text)
+    cut = record("WARC/1.0", [("WARC-Type", "conversion"), ("WARC-Target-URI", "https://b.example/"),
+                              ("Content-Type", "text/plain")], text)
+    path = tmp_path / "cut.wet"
+    path.write_bytes(whole + cut[: len(cut) // 2 + 1])  # also inside a two-byte character
+    skips = SkipCounter()
+    docs = list(iter_wet_documents(path, skips))
+    assert [d.url for d in docs] == ["https://a.example/", "https://b.example/"]
+    assert json.loads(docs[1].meta)["truncated"] is True and docs[1].text.startswith("Une ligne")
+    assert dict(skips.counts) == {"truncated_record_kept": 1}

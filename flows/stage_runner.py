@@ -18,6 +18,7 @@ from prefect import get_run_logger, task
 from prefect.assets import materialize
 from prefect.assets.core import add_asset_metadata
 from prefect.futures import as_completed
+from prefect.types.names import MAX_ASSET_KEY_LENGTH, RESTRICTED_ASSET_CHARACTERS
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 
 from flows.config import PipelineConfig
@@ -141,7 +142,17 @@ def _progress(stage: str, total: int, done: int) -> Iterator[Callable[[], None]]
 
 
 def asset_key(path: str | os.PathLike) -> str:
-    return Path(path).resolve().as_uri()
+    """A file's Prefect asset key: `file://` and its absolute path. Prefect refuses spaces, '%', quotes and
+    brackets in a key and keys past 512 characters, and WhatsApp names its exports "WhatsApp Chat with X.txt":
+    such characters (and non-ASCII ones) become '_', and a key so changed or shortened ends with a hash of the
+    real path, so that two paths never share a key."""
+    real = str(Path(path).resolve())
+    safe = "".join(c if " " < c < "\x7f" and c not in RESTRICTED_ASSET_CHARACTERS else "_" for c in real)
+    key = "file://" + safe
+    if safe != real or len(key) > MAX_ASSET_KEY_LENGTH:
+        tag = "~" + hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        key = "file://" + safe[-(MAX_ASSET_KEY_LENGTH - len("file://") - len(tag)):] + tag
+    return key
 
 
 def publish(

@@ -99,7 +99,7 @@ def _expand(spec: InputSpec, position: int, exclude: Sequence[Path] = ()) -> lis
     folder nor a glob yields what lies in `exclude` (the data root: the pipeline's own output)."""
     p = Path(spec.path).expanduser()
     excluded = [Path(e).resolve() for e in exclude]
-    if any(ch in spec.path for ch in "*?["):
+    if any(ch in spec.path for ch in "*?[") and not p.exists():  # "exports [2025]/" is a folder, not a glob
         matches = [Path(m) for m in glob.glob(str(p), recursive=True)]
         files = [m for m in matches if m.is_file() and not _inside(m, excluded)]
     elif p.is_dir():

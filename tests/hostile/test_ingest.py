@@ -305,3 +305,20 @@ def test_a_file_without_read_permission_is_named(tmp_path):
     p.chmod(0)
     with pytest.raises(InputFileError, match=f"{p}: cannot be read \\(permission denied\\)"):
         resolve_inputs(IngestParams(inputs=[InputSpec(path=str(p))]))
+
+
+def test_file_names_as_whatsapp_writes_them_are_ingested(tmp_path, prefect_harness):
+    """'WhatsApp Chat with José.txt' (spaces, non-ASCII) and names with '%', '#' or brackets: Prefect refuses such
+    characters in asset keys, so they once failed the publish. Two names differing only there stay two keys."""
+    from flows.stage_runner import asset_key
+
+    inbox = tmp_path / "WhatsApp exports [2025]"
+    inbox.mkdir()
+    chat = (ROOT / "examples" / "whatsapp" / "sam_priya_android_en_24h.txt").read_bytes()
+    for name in ("WhatsApp Chat with José.txt", "WhatsApp Chat with Jos#.txt", "100% chat.txt"):
+        (inbox / name).write_bytes(chat)
+    r = _run(_config(tmp_path, [{"path": str(inbox), "kind": "whatsapp"}]))
+    assert r.exit_code == 0, r.stderr
+    keys = {asset_key(p) for p in inbox.iterdir()}
+    assert len(keys) == 3 and all(" " not in k and "%" not in k for k in keys)
+    assert asset_key(tmp_path / "plain.txt") == (tmp_path / "plain.txt").resolve().as_uri()  # unchanged otherwise

@@ -3,7 +3,26 @@ recognises (`tasks.whatsapp.classify`, `tasks.whatsapp.headers`) and what the cl
 
 WhatsApp writes placeholders ("<Media omitted>"), markers ("<This message was edited>") and system events
 ("Missed voice call") in the phone's language. To support another language, add its phrases here; nothing else
-changes. Languages covered: en, fr, es, pt, de, it, nl, tr, ar, id (and ru where known).
+changes.
+
+Where the strings come from: WhatsApp's own UI strings as they appear in exported chats — the exports in
+`shared/data/whatsapp` and `examples/whatsapp`, exports quoted in bug reports and in the tests and fixtures of
+open chat parsers (read for the facts, never copied: every table here is written down by hand, one row per UI
+language, in our own order). WhatsApp rewords these strings between versions and the two platforms word them
+differently, so a row may hold several variants; a row is as good as the exports it was checked against, and
+`OMITTED_WORDS` plus the attachment forms (file names, `<label: file>`) catch wordings missing here. The rows
+of en, fr, es, pt, de, it, nl, tr, ar, id, ru, pl, cs, zh and ja were checked against exports; the others are
+WhatsApp's wordings as best known, to be corrected from the next real export in that language.
+
+Languages covered (ISO 639-1; zh-Hans and zh-Hant for Chinese):
+- media placeholders (`MEDIA_OMITTED`) and deleted messages (`DELETED`), 46 languages: en, fr, es, pt, de, it,
+  nl, tr, ar, id, ms, ru, uk, bg, sr, pl, cs, sk, sl, hr, hu, ro, el, sv, nb, da, fi, et, lv, lt, ca, af, az,
+  he, fa, ur, hi, bn, th, vi, tl, sw, zh-Hans, zh-Hant, ja, ko; media placeholders also in be, mk, kk, bs, gl,
+  eu, sq, uz, mr, gu, pa, ta, te, kn, ml (61 in all);
+- attachment notes (`FILE_ATTACHED`, Android "… (file attached)"): the 46 languages above;
+  iOS attachment labels (`ATTACHED_LABELS`): 33 of them, and any label followed by a file name is read anyway;
+- edited markers, polls, system events and encryption notices: en, fr, es, pt, de, it, nl, tr, ar, id (and ru
+  where known).
 
 Matching rules:
 - whole-message phrases (`MEDIA_OMITTED`, `DELETED`) are compared after case folding, with surrounding `<>`/`‹›`,
@@ -23,7 +42,8 @@ from __future__ import annotations
 # What a message is: media, attachment, deleted, edited, poll or system event (`tasks.whatsapp.classify`).
 # ---------------------------------------------------------------------------------------------------------------
 
-# Whole-message placeholders of media left out of an export ("Export chat → Without media"), Android and iOS.
+# Whole-message placeholders of media left out of an export ("Export chat → Without media"): Android writes one
+# "<Media omitted>" for every kind, iOS one phrase per kind ("image omitted"). One row per UI language.
 MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
     "en": (
         "<Media omitted>", "image omitted", "video omitted", "audio omitted", "sticker omitted",
@@ -40,47 +60,156 @@ MEDIA_OMITTED: dict[str, tuple[str, ...]] = {
         "sticker omitido", "GIF omitido", "documento omitido", "tarjeta de contacto omitida",
     ),
     "pt": (
-        "<Mídia oculta>", "<Arquivo de mídia oculto>", "<Multimédia omitido>", "<Multimédia omitida>",
-        "imagem ocultada", "vídeo omitido", "áudio ocultado", "figurinha omitida", "GIF omitido",
-        "documento omitido", "cartão de contato omitido",
+        "<Mídia oculta>", "<Mídia omitida>", "<Arquivo de mídia oculto>", "<Multimédia omitido>",
+        "<Multimédia omitida>", "<Ficheiro não revelado>", "imagem ocultada", "imagem omitida", "vídeo omitido",
+        "vídeo oculto", "áudio ocultado", "áudio omitido", "figurinha omitida", "GIF omitido", "documento omitido",
+        "cartão de contato omitido",
     ),
     "de": (
         "<Medien ausgeschlossen>", "<Medien weggelassen>", "Bild weggelassen", "Video weggelassen",
         "Audio weggelassen", "Sticker weggelassen", "GIF weggelassen", "Dokument weggelassen",
-        "Kontaktkarte ausgelassen",
+        "Kontaktkarte ausgelassen", "Kontaktkarte weggelassen",
     ),
     "it": (
-        "<Media omessi>", "immagine omessa", "video omesso", "audio omesso", "sticker omesso", "GIF esclusa",
-        "GIF omessa", "documento omesso", "scheda contatto omessa",
+        "<Media omessi>", "<Media omesso>", "<allegato>", "immagine omessa", "video omesso", "audio omesso",
+        "sticker omesso", "sticker non incluso", "GIF esclusa", "GIF omessa", "documento omesso",
+        "scheda contatto omessa",
     ),
     "nl": (
         "<Media weggelaten>", "afbeelding weggelaten", "video weggelaten", "audio weggelaten",
         "sticker weggelaten", "GIF weggelaten", "document weggelaten", "contactkaart weggelaten",
     ),
     "tr": (
-        "<Medya dahil edilmedi>", "<Medya atlandı>", "görüntü dahil edilmedi", "video dahil edilmedi",
-        "ses dahil edilmedi", "çıkartma dahil edilmedi", "GIF dahil edilmedi", "belge dahil edilmedi",
-        "kişi kartı dahil edilmedi",
+        "<Medya dahil edilmedi>", "<Medya atlandı>", "<Medya atlanmış>", "<Medya çıkarıldı>",
+        "görüntü dahil edilmedi", "video dahil edilmedi", "ses dahil edilmedi", "çıkartma dahil edilmedi",
+        "GIF dahil edilmedi", "belge dahil edilmedi", "kişi kartı dahil edilmedi",
     ),
     "ar": (
         "<تم استبعاد الوسائط>", "<الوسائط غير مضمنة>", "الوسائط محذوفة", "تم استبعاد الصورة",
         "تم استبعاد الفيديو", "تم استبعاد الصوت", "تم استبعاد الملصق", "تم استبعاد GIF", "تم استبعاد المستند",
-        "تم استبعاد بطاقة جهة الاتصال",
+        "تم استبعاد بطاقة جهة الاتصال", "الصورة مستبعدة", "الفيديو مستبعد",
     ),
     "id": (
         "<Media tidak disertakan>", "gambar tidak disertakan", "video tidak disertakan",
         "audio tidak disertakan", "stiker tidak disertakan", "GIF tidak disertakan",
         "dokumen tidak disertakan", "kartu kontak tidak disertakan",
     ),
-    "ru": ("<Без медиафайлов>", "изображение отсутствует", "видео отсутствует"),
+    "ms": ("<Media dikecualikan>", "<Media tidak disertakan>", "imej dikecualikan", "video dikecualikan"),
+    "ru": (
+        "<Без медиафайлов>", "<Медиафайл отсутствует>", "<Файл пропущен>", "изображение отсутствует",
+        "видео отсутствует", "аудио отсутствует", "стикер отсутствует", "GIF отсутствует",
+        "документ отсутствует", "карточка контакта отсутствует", "изображение не сохранено",
+    ),
+    "uk": (
+        "<Без медіафайлів>", "<Медіа пропущено>", "зображення пропущено", "відео пропущено",
+        "аудіо пропущено", "стікер пропущено", "документ пропущено",
+    ),
+    "be": ("<Без медыяфайлаў>",),
+    "bg": ("<Без мултимедия>", "<Мултимедията е пропусната>", "изображението е пропуснато"),
+    "sr": ("<Медији су изостављени>", "<Медији изостављени>", "<Mediji izostavljeni>"),
+    "mk": ("<Медиумите се испуштени>",),
+    "kk": ("<Медиафайлсыз>", "<Медиа қосылмаған>"),
+    "pl": (
+        "<Pominięto multimedia>", "<Pliki pominięto>", "obraz pominięty", "wideo pominięte", "audio pominięte",
+        "naklejka pominięta", "GIF pominięty", "dokument pominięty", "karta kontaktu pominięta",
+    ),
+    "cs": (
+        "<Média vynechána>", "<Média vynechány>", "obrázek vynechán", "video vynecháno", "zvuk vynechán",
+        "nálepka vynechána", "dokument vynechán",
+    ),
+    "sk": ("<Médiá vynechané>", "<Médiá boli vynechané>", "obrázok vynechaný", "video vynechané"),
+    "sl": ("<Medij izpuščen>", "<Mediji izpuščeni>"),
+    "hr": ("<Medijski zapis izostavljen>", "<Mediji izostavljeni>", "slika izostavljena"),
+    "bs": ("<Medij izostavljen>",),
+    "hu": (
+        "<Média elhagyva>", "<Média kihagyva>", "<Hiányzó médiafájl>", "kép kihagyva", "videó kihagyva",
+        "hang kihagyva", "matrica kihagyva", "dokumentum kihagyva",
+    ),
+    "ro": (
+        "<Conținut media omis>", "<Media omise>", "imagine omisă", "videoclip omis", "audio omis",
+        "autocolant omis", "document omis",
+    ),
+    "el": (
+        "<Παραλείφθηκαν πολυμέσα>", "<Τα πολυμέσα παραλείφθηκαν>", "<Αρχείο παραλήφθηκε>",
+        "η εικόνα παραλείφθηκε", "το βίντεο παραλείφθηκε",
+    ),
+    "sv": (
+        "<Media utelämnat>", "<Media har utelämnats>", "<Media utelämnad>", "bild utelämnad",
+        "video utelämnad", "ljud utelämnat", "klistermärke utelämnat", "dokument utelämnat",
+    ),
+    "nb": (
+        "<Media utelatt>", "<Medier utelatt>", "<Uten vedlegg>", "bilde utelatt", "video utelatt",
+        "lyd utelatt", "klistremerke utelatt", "dokument utelatt",
+    ),
+    "da": (
+        "<Medier udeladt>", "<Mediefil udeladt>", "billede udeladt", "video udeladt", "lyd udeladt",
+        "klistermærke udeladt", "dokument udeladt",
+    ),
+    "fi": (
+        "<Media jätettiin pois>", "<Media jätetty pois>", "kuva jätetty pois", "video jätetty pois",
+        "ääni jätetty pois", "tarra jätetty pois", "asiakirja jätetty pois",
+    ),
+    "et": ("<Meedia välja jäetud>", "<Meediat ei lisatud>"),
+    "lv": ("<Multivide izlaista>", "<Multivide nav iekļauta>"),
+    "lt": ("<Medija praleista>", "<Medijos failai praleisti>"),
+    "ca": ("<Multimèdia omès>", "<Fitxer omès>", "imatge omesa", "vídeo omès", "àudio omès"),
+    "gl": ("<Multimedia omitido>", "<Ficheiro multimedia omitido>"),
+    "eu": ("<Multimedia baztertuta>",),
+    "af": ("<Media weggelaat>", "prent weggelaat", "video weggelaat"),
+    "sq": ("<Media u përjashtua>", "<Media të përjashtuara>"),
+    "az": ("<Media buraxıldı>", "<Media daxil edilmədi>"),
+    "uz": ("<Media tashlab ketildi>", "<Media kiritilmadi>"),
+    "he": ("<המדיה לא נכללה>", "<מדיה הושמטה>", "התמונה הושמטה", "הסרטון הושמט", "השמע הושמט"),
+    "fa": ("<رسانه حذف شد>", "<رسانه حذف شده>", "<بدون رسانه>", "تصویر حذف شد", "ویدیو حذف شد"),
+    "ur": ("<میڈیا چھوڑ دیا گیا>", "<میڈیا شامل نہیں کیا گیا>"),
+    "hi": ("<मीडिया के बिना>", "<मीडिया हटा दिया गया>", "<मीडिया शामिल नहीं किया गया>", "इमेज हटाई गई"),
+    "bn": ("<মিডিয়া বাদ দেওয়া হয়েছে>", "<মিডিয়া বাদ দেওয়া হয়েছে>"),
+    "mr": ("<मीडिया वगळले>", "<मीडिया वगळला>"),
+    "gu": ("<મીડિયા છોડી દેવાયું>", "<મીડિયા બાકાત>"),
+    "pa": ("<ਮੀਡੀਆ ਛੱਡਿਆ ਗਿਆ>",),
+    "ta": ("<மீடியா தவிர்க்கப்பட்டது>", "<ஊடகம் தவிர்க்கப்பட்டது>"),
+    "te": ("<మీడియా విస్మరించబడింది>", "<మీడియా వదిలివేయబడింది>"),
+    "kn": ("<ಮೀಡಿಯಾ ಬಿಟ್ಟುಬಿಡಲಾಗಿದೆ>",),
+    "ml": ("<മീഡിയ ഒഴിവാക്കി>",),
+    "th": ("<ไม่รวมสื่อ>", "<สื่อถูกลบ>", "<ไฟล์สื่อถูกลบ>", "ไม่รวมรูปภาพ", "ไม่รวมวิดีโอ"),
+    "vi": (
+        "<Bỏ qua tệp phương tiện>", "<Bỏ qua Media>", "<Đã bỏ qua phương tiện>", "đã bỏ qua hình ảnh",
+        "đã bỏ qua video",
+    ),
+    "tl": ("<Hindi isinama ang media>", "<Inalis ang media>"),
+    "sw": ("<Media imeachwa>", "<Vyombo vya habari vimeachwa>"),
+    "zh-Hans": (
+        "<省略影音内容>", "<省略多媒体文件>", "<已省略媒体>", "图片已省略", "视频已省略", "音频已省略",
+        "贴图已省略", "文档已省略",
+    ),
+    "zh-Hant": (
+        "<已省略多媒體檔案>", "<忽略多媒體檔>", "<已略去影音內容>", "圖片已略去", "影片已略去", "音訊已略去",
+        "貼圖已略去", "貼圖已忽略", "文件已略去",
+    ),
+    "ja": (
+        "<メディアは含まれていません>", "<メディアなし>", "<メディアを省略>", "画像は含まれていません",
+        "動画は含まれていません", "音声は含まれていません", "スタンプは含まれていません", "画像を省略", "動画を省略",
+    ),
+    "ko": (
+        "<미디어 파일 생략>", "<미디어 파일 제외됨>", "<미디어 파일을 생략한 대화내용>", "<미디어 생략>",
+        "이미지 생략", "동영상 생략", "오디오 생략", "스티커 생략",
+    ),
 }
 
-# Words meaning "omitted": a short message in `<…>` containing one of them is a media placeholder even when
-# the exact wording is missing from MEDIA_OMITTED (WhatsApp rewords these between versions).
+# Words meaning "omitted" (or "without media"): a short message in `<…>` containing one of them is a media
+# placeholder even when the exact wording is missing from MEDIA_OMITTED (WhatsApp rewords these between
+# versions), and so is a line iOS marked as not typed (U+200E) that contains one.
 OMITTED_WORDS: tuple[str, ...] = (
     "omitted", "omis", "omise", "absente", "omitido", "omitida", "oculto", "oculta", "ocultado", "ocultada",
     "ausgeschlossen", "weggelassen", "ausgelassen", "omesso", "omessa", "omessi", "omesse", "esclusa",
     "weggelaten", "dahil edilmedi", "atlandı", "tidak disertakan", "استبعاد", "غير مضمنة", "без медиафайлов",
+    "dikecualikan", "отсутствует", "пропущено", "без медіафайлів", "пропуснат", "изостављен", "izostavljen",
+    "pominięto", "pominięty", "pominięte", "vynechána", "vynechány", "vynechán", "vynechané", "izpuščen",
+    "elhagyva", "kihagyva", "omisă", "omis", "παραλείφθηκ", "utelämnat", "utelämnad", "utelatt", "udeladt",
+    "jätettiin pois", "jätetty pois", "välja jäetud", "izlaista", "praleista", "omès", "omesa", "baztertuta",
+    "weggelaat", "përjashtua", "buraxıldı", "tashlab ketildi", "הושמט", "לא נכללה", "حذف شد", "چھوڑ دیا گیا",
+    "मीडिया के बिना", "वगळले", "বাদ দেওয়া", "ไม่รวม", "bỏ qua", "hindi isinama", "imeachwa", "省略", "略去",
+    "含まれていません", "생략", "제외됨",
 )
 
 # Android "with media" exports: "IMG-20180627-WA0028.jpg (file attached)", caption on the following lines.
@@ -88,19 +217,54 @@ FILE_ATTACHED: dict[str, tuple[str, ...]] = {
     "en": ("file attached",),
     "fr": ("fichier joint", "fichier attaché"),
     "es": ("archivo adjunto",),
-    "pt": ("arquivo anexado", "ficheiro anexado"),
+    "pt": ("arquivo anexado", "ficheiro anexado", "ficheiro anexo"),
     "de": ("Datei angehängt",),
     "it": ("file allegato",),
     "nl": ("bestand bijgevoegd",),
     "tr": ("dosya ekli", "dosya eklendi"),
     "ar": ("ملف مرفق", "الملف مرفق"),
     "id": ("file terlampir",),
-    "ru": ("файл прикреплен", "файл прикреплён"),
+    "ms": ("fail dilampirkan", "fail dilampir"),
+    "ru": ("файл прикреплен", "файл прикреплён", "файл добавлен"),
+    "uk": ("файл додано", "файл прикріплено"),
+    "bg": ("прикачен файл", "файлът е прикачен"),
+    "sr": ("датотека је приложена", "datoteka je priložena"),
+    "pl": ("plik załączony", "załączony plik"),
+    "cs": ("soubor byl přiložen", "soubor připojen", "přiložený soubor"),
+    "sk": ("súbor priložený", "priložený súbor"),
+    "sl": ("datoteka priložena",),
+    "hr": ("datoteka priložena", "priložena datoteka"),
+    "hu": ("fájl csatolva", "csatolt fájl"),
+    "ro": ("fișier atașat", "fişier ataşat"),
+    "el": ("συνημμένο αρχείο", "επισυνάφθηκε αρχείο"),
+    "sv": ("fil bifogad", "bifogad fil"),
+    "nb": ("fil vedlagt", "vedlagt fil"),
+    "da": ("fil vedhæftet", "vedhæftet fil"),
+    "fi": ("tiedosto liitetty", "liitetty tiedosto"),
+    "et": ("fail lisatud", "manustatud fail"),
+    "lv": ("fails pievienots",),
+    "lt": ("failas pridėtas", "pridėtas failas"),
+    "ca": ("fitxer adjunt",),
+    "af": ("lêer aangeheg",),
+    "az": ("fayl əlavə edildi", "fayl əlavə olunub"),
+    "he": ("קובץ מצורף",),
+    "fa": ("فایل پیوست شد", "فایل پیوست"),
+    "ur": ("فائل منسلک ہے", "فائل منسلک"),
+    "hi": ("फ़ाइल संलग्न है", "फ़ाइल अटैच की गई"),
+    "bn": ("ফাইল সংযুক্ত",),
+    "th": ("ไฟล์แนบ",),
+    "vi": ("tệp đính kèm", "đã đính kèm tệp"),
+    "tl": ("naka-attach ang file", "naka-attach na file"),
+    "sw": ("faili imeambatishwa",),
+    "zh-Hans": ("文件附件", "附件"),
+    "zh-Hant": ("已附加檔案", "附加檔案"),
+    "ja": ("ファイル添付", "添付ファイル"),
+    "ko": ("파일 첨부됨", "첨부 파일"),
 }
 
 # iOS "with media" exports: "<attached: 00000001-PHOTO-2019-06-20-16-00-15.jpg>". The label before the colon
 # is localised; the parser also accepts any short label followed by a file name, so this list documents more
-# than it restricts.
+# than it restricts (the clean stage removes "<label: …>" for these labels only).
 ATTACHED_LABELS: dict[str, tuple[str, ...]] = {
     "en": ("attached",),
     "fr": ("pièce jointe", "joint"),
@@ -112,7 +276,29 @@ ATTACHED_LABELS: dict[str, tuple[str, ...]] = {
     "tr": ("ek", "eklendi"),
     "ar": ("مرفق",),
     "id": ("terlampir", "lampiran"),
-    "ru": ("вложение",),
+    "ms": ("dilampirkan", "lampiran"),
+    "ru": ("вложение", "прикреплено"),
+    "uk": ("вкладення", "прикріплено"),
+    "pl": ("załączony", "załącznik"),
+    "cs": ("příloha", "přiloženo"),
+    "sk": ("príloha",),
+    "hu": ("csatolva", "melléklet"),
+    "ro": ("atașat",),
+    "el": ("συνημμένο",),
+    "sv": ("bifogad", "bilaga"),
+    "nb": ("vedlagt", "vedlegg"),
+    "da": ("vedhæftet",),
+    "fi": ("liite", "liitetty"),
+    "ca": ("adjunt",),
+    "he": ("מצורף",),
+    "fa": ("پیوست",),
+    "hi": ("संलग्न",),
+    "th": ("แนบ",),
+    "vi": ("đính kèm",),
+    "zh-Hans": ("附件", "已附加"),
+    "zh-Hant": ("已附加", "附件"),
+    "ja": ("添付",),
+    "ko": ("첨부",),
 }
 
 # Document attachments carry a page count: "report.pdf • 3 pages".
@@ -142,7 +328,42 @@ DELETED: dict[str, tuple[str, ...]] = {
     "tr": ("Bu mesaj silindi", "Bu mesajı sildiniz", "Bu mesajı sildin"),
     "ar": ("تم حذف هذه الرسالة", "لقد حذفت هذه الرسالة", "حذفت هذه الرسالة"),
     "id": ("Pesan ini telah dihapus", "Anda menghapus pesan ini", "Pesan ini dihapus"),
-    "ru": ("Данное сообщение удалено", "Вы удалили данное сообщение"),
+    "ms": ("Mesej ini telah dipadam", "Anda telah memadam mesej ini"),
+    "ru": ("Данное сообщение удалено", "Вы удалили данное сообщение", "Это сообщение удалено"),
+    "uk": ("Це повідомлення видалено", "Ви видалили це повідомлення"),
+    "bg": ("Това съобщение беше изтрито", "Вие изтрихте това съобщение"),
+    "sr": ("Ова порука је избрисана", "Избрисали сте ову поруку"),
+    "pl": ("Ta wiadomość została usunięta", "Usunięto tę wiadomość", "Usunąłeś tę wiadomość"),
+    "cs": ("Tato zpráva byla smazána", "Smazali jste tuto zprávu"),
+    "sk": ("Táto správa bola odstránená", "Túto správu ste odstránili"),
+    "sl": ("To sporočilo je bilo izbrisano",),
+    "hr": ("Ova poruka je izbrisana", "Izbrisali ste ovu poruku"),
+    "hu": ("Ez az üzenet törölve lett", "Ezt az üzenetet törölték", "Törölted ezt az üzenetet"),
+    "ro": ("Acest mesaj a fost șters", "Ați șters acest mesaj", "Ai șters acest mesaj"),
+    "el": ("Αυτό το μήνυμα διαγράφηκε", "Διαγράψατε αυτό το μήνυμα"),
+    "sv": ("Det här meddelandet raderades", "Du raderade det här meddelandet"),
+    "nb": ("Denne meldingen ble slettet", "Du slettet denne meldingen"),
+    "da": ("Denne besked blev slettet", "Du slettede denne besked"),
+    "fi": ("Tämä viesti poistettiin", "Poistit tämän viestin"),
+    "et": ("See sõnum kustutati", "Kustutasid selle sõnumi"),
+    "lv": ("Šī ziņa tika dzēsta",),
+    "lt": ("Ši žinutė buvo ištrinta",),
+    "ca": ("S'ha suprimit aquest missatge", "Has suprimit aquest missatge"),
+    "af": ("Hierdie boodskap is uitgevee", "Jy het hierdie boodskap uitgevee"),
+    "az": ("Bu mesaj silinib", "Bu mesajı sildiniz"),
+    "he": ("הודעה זו נמחקה", "מחקת את ההודעה הזו"),
+    "fa": ("این پیام حذف شد", "شما این پیام را حذف کردید"),
+    "ur": ("یہ پیغام حذف کر دیا گیا", "آپ نے یہ پیغام حذف کر دیا"),
+    "hi": ("यह संदेश हटा दिया गया", "यह मैसेज हटा दिया गया था", "आपने यह संदेश हटा दिया"),
+    "bn": ("এই মেসেজটি মুছে ফেলা হয়েছে", "আপনি এই মেসেজটি মুছে ফেলেছেন"),
+    "th": ("ข้อความนี้ถูกลบแล้ว", "คุณลบข้อความนี้แล้ว"),
+    "vi": ("Tin nhắn này đã bị xóa", "Bạn đã xóa tin nhắn này"),
+    "tl": ("Binura ang mensaheng ito", "Binura mo ang mensaheng ito"),
+    "sw": ("Ujumbe huu ulifutwa", "Umefuta ujumbe huu"),
+    "zh-Hans": ("此消息已删除", "这条消息已删除", "你删除了此消息", "您删除了此消息"),
+    "zh-Hant": ("此訊息已刪除", "你已刪除此訊息", "您已刪除此訊息"),
+    "ja": ("このメッセージは削除されました", "メッセージを削除しました"),
+    "ko": ("삭제된 메시지입니다", "메시지를 삭제했습니다"),
 }
 
 # "<This message was edited>" at the end of an edited message; the parser removes it and keeps the text.

@@ -21,13 +21,16 @@ from tasks.whatsapp.headers import INVISIBLE_MARKS, IOS_MARK
 from tasks.whatsapp.phrases import (
     DELETED,
     EDITED_MARKERS,
+    ENCRYPTION_NOTICES,
     FILE_ATTACHED,
     GROUP_EVENT_PATTERNS,
     MEDIA_OMITTED,
+    NOT_A_NAME,
     OMITTED_WORDS,
     OPTION_KEYWORDS,
     PAGES_WORDS,
     POLL_KEYWORDS,
+    SYSTEM_EVENTS,
     SYSTEM_PATTERNS,
 )
 
@@ -85,7 +88,112 @@ _VCF_RE = re.compile(r"^\S+(?: \S+){0,3}\.vcf$", re.IGNORECASE)
 _EDITED_RE = re.compile(rf"\s*[<‹]\s*(?:{_alternation(_all(EDITED_MARKERS))})\.?\s*[>›]\s*$", re.IGNORECASE)
 _POLL_RE = re.compile(rf"^(?:{_alternation(_all(POLL_KEYWORDS))})\s?:", re.IGNORECASE)
 _OPTION_RE = re.compile(rf"^\s*(?:{_alternation(_all(OPTION_KEYWORDS))})\s?:", re.IGNORECASE | re.MULTILINE)
+# What an iOS-marked line (U+200E after "Name: ", text nobody typed) that no table names still shows to be an
+# attachment of its author: a bare file name ("IMG_1234.HEIC"), a placeholder in brackets, a shared location.
+_BARE_FILE_RE = re.compile(r"^[^\s/\\<>:]{1,120}\.[0-9A-Za-z]{2,5}$")
+_BRACKETED_RE = re.compile(r"^[<‹][^<>‹›\n]{1,60}[>›]$")
+_LOCATION_RE = re.compile(r"^[^\s:]{1,30}(?: [^\s:]{1,30})?: https?://\S+$")
+
+# System events written after a prefix: iOS writes a group's events under the group's name ("Family: Sam added
+# Kim", "Family: Messages and calls are end-to-end encrypted…"), so the prefix is no author. A first line that
+# is wholly one of phrases.SYSTEM_EVENTS (the table the clean stage removes whole lines with) or starts with one
+# of phrases.ENCRYPTION_NOTICES is a system line whatever the prefix. The templates' placeholders, as the clean
+# stage reads them ({who}: You/Vous, a capitalised name of up to four words or a phone number; {names}: a list
+# of them; {quoted}: a quoted group name; {ar_who}: a name in Arabic script):
+_SP = r"[^\S\n]"
+_CAPITAL = "A-ZÀ-ÖØ-Þ" + "".join(c for c in map(chr, range(0x100, 0x180)) if c.isupper())
+_PHONE = rf"\+\d(?:{_SP}|[0-9\-()]){{4,40}}\d"
+_NAME = (
+    rf"(?:~{_SP}*)?(?:{_PHONE}|(?!(?:{'|'.join(re.escape(w) for w in NOT_A_NAME)})\b)[{_CAPITAL}][\w'’.\-]*"
+    rf"(?:{_SP}+(?:[{_CAPITAL}][\w'’.\-]*|[^\w\s:,]+)){{0,3}})"
+)
+_ONE_OF_NAMES = rf"(?:you|You|vous|Vous|{_NAME})"
+_EVENT_PLACEHOLDERS = {
+    "{who}": rf"(?:You|Vous|{_NAME})",
+    "{names}": rf"{_ONE_OF_NAMES}(?:(?:,{_SP}*|{_SP}+(?:and|et|y|e|und|en|ve|dan){_SP}+){_ONE_OF_NAMES}){{0,30}}",
+    "{ar_who}": (
+        rf"(?:(?:{_PHONE}|[\u0621-\u064a\u066e-\u06d3\u06fa-\u06ff][\u0621-\u065f\u066e-\u06d3\u06fa-\u06ff]*)"
+        rf"(?:(?:{_SP}+|،{_SP}*)(?:{_PHONE}|[\u0621-\u064a\u066e-\u06d3\u06fa-\u06ff]"
+        rf"[\u0621-\u065f\u066e-\u06d3\u06fa-\u06ff]*)){{0,12}})"
+    ),
+    "{quoted}": r"[\"“«„][^\n\"“”«»]{0,200}[\"”»“]",
+}
+_EVENT_END = rf"{_SP}*\.?{_SP}*$"
+
+
+def _event_pattern(template: str) -> str:
+    pattern = template.replace("'s ", "['’]s ").replace(" ", f"{_SP}+")
+    for placeholder, regex in _EVENT_PLACEHOLDERS.items():
+        pattern = pattern.replace(placeholder, regex)
+    return f"(?:{pattern}){_EVENT_END}"
+
+
+# Events that start with a participant ("Sam added Kim"): tried only on a line whose first word that does not
+# start like a name (a lower-case letter) is a word of such an event ("added"), and then only the events holding
+# that word, so that an ordinary message pays a split and a set look-up, not a regex.
+_NAME_EVENTS = [e for e in SYSTEM_EVENTS if e.startswith(("{who}", "(?:{who}"))]
+
+
+def _first_words(template: str) -> set[str]:
+    """The words, case-folded, that can come first in a template once the names in it are skipped: "{who}
+    (?:is|are) …" gives "is" and "are"; "{who},? (?:seni|{names})(?: kişisini)? ekledi" gives "seni",
+    "kişisini" and "ekledi" (a name is capitalised, so the first lower-case word of a line is one of these)."""
+    s = template.lstrip().removeprefix(",?").lstrip()
+    if s.startswith("(?:"):
+        depth, cut, alternatives = 0, 3, []
+        for i in range(3, len(s)):
+            if s[i] == "(":
+                depth += 1
+            elif s[i] == ")" and depth:
+                depth -= 1
+            elif s[i] in "|)" and not depth:
+                alternatives.append(s[cut:i])
+                cut = i + 1
+                if s[i] == ")":
+                    break
+        rest = s[cut:]
+        optional = rest.startswith("?")
+        rest = rest.removeprefix("?")
+        words = set().union(*(_first_words(a + rest) for a in alternatives))
+        return words | _first_words(rest) if optional else words
+    if s.startswith("{"):  # a name, names or a quoted group name
+        return _first_words(s[s.index("}") + 1 :])
+    word = re.match(r"(?:[^\W\d_]|\[\w+\])+", s)
+    if word is None:
+        return set()
+    variants = {word.group()}
+    for letters in re.findall(r"\[(\w+)\]", word.group()):  # "uscit[oa]": "uscito", "uscita"
+        variants = {v.replace(f"[{letters}]", letter, 1) for v in variants for letter in letters}
+    return {v.casefold() for v in variants}
+
+
+_NAME_EVENTS_BY_WORD: dict[str, list[str]] = {}
+for _event in _NAME_EVENTS:
+    for _word in _first_words(_event):
+        _NAME_EVENTS_BY_WORD.setdefault(_word, []).append(_event)
+_NAME_EVENT_RES: dict[str, re.Pattern] = {}  # compiled on first use, per word
+
+
+def _name_event_re(word: str) -> re.Pattern:
+    pattern = _NAME_EVENT_RES.get(word)
+    if pattern is None:
+        events = _NAME_EVENTS_BY_WORD[word]
+        # the participant read once for all the events that start with it
+        after = [_event_pattern(e.removeprefix("{who}")) for e in events if e.startswith("{who}")]
+        others = [_event_pattern(e) for e in events if not e.startswith("{who}")]
+        alternatives = [f"{_EVENT_PLACEHOLDERS['{who}']}(?:{'|'.join(after)})"] if after else []
+        pattern = _NAME_EVENT_RES[word] = re.compile("|".join(alternatives + others))
+    return pattern
+
+
+_MAX_NAME_WORDS = 6  # "~ Mary Ann Lee Smith" then the event's first word
+
 _SYSTEM_ALTERNATIVES = [p for patterns in SYSTEM_PATTERNS.values() for p in patterns]
+# events with a fixed first word ("Missed voice call", Arabic ones, which start with the verb) and the notices
+_SYSTEM_ALTERNATIVES += [_event_pattern(e) for e in SYSTEM_EVENTS if e not in _NAME_EVENTS]
+_SYSTEM_ALTERNATIVES += [
+    f"{_SP}+".join(re.escape(word) for word in notice.split()) for notice in ENCRYPTION_NOTICES
+]
 _GROUP_EVENT_RE = re.compile(
     "|".join(f"(?:{p})" for patterns in GROUP_EVENT_PATTERNS.values() for p in patterns), re.IGNORECASE
 )
@@ -335,7 +443,42 @@ def _is_system_line(first: str) -> bool:
         return False
     first = first.strip()
     system = _SYSTEM_BY_FIRST_CHAR[first[:1]]
-    return system is not None and system.match(first) is not None
+    return (system is not None and system.match(first) is not None) or _is_name_event(first)
+
+
+def _is_name_event(first: str) -> bool:
+    """Whether a (stripped) first line is wholly an event that starts with a participant ("Sam added Kim")."""
+    words = first.split(" ", _MAX_NAME_WORDS)
+    for word in words[1:_MAX_NAME_WORDS]:
+        if word[:1].islower():  # the first word that cannot be part of a name: the event's first word
+            word = word.casefold()
+            return word in _NAME_EVENTS_BY_WORD and _name_event_re(word).match(first) is not None
+    return False
+
+
+def _is_unnamed_attachment(first: str) -> bool:
+    """An iOS-marked line that no table names but that has the form of an attachment or a placeholder."""
+    return len(first) <= 200 and bool(
+        _BARE_FILE_RE.match(first)
+        or _BRACKETED_RE.match(first)
+        or _LOCATION_RE.match(first)
+        or _OMITTED_RE.search(first)
+    )
+
+
+def is_attachment(text: str) -> bool:
+    """True for an attachment that names its file ("IMG-….jpg (file attached)", "<attached: ….jpg>"): what an
+    export made with media holds, where one made without holds placeholders."""
+    first = _first_line(text)
+    return bool(
+        first
+        and (
+            (first[-1] in ">›" and _ATTACHED_RE.search(first))
+            or (first[-1] == ")" and _FILE_ATTACHED_RE.match(first))
+            or _WA_MEDIA_NAME_RE.match(first)
+            or _BARE_FILE_RE.match(first)
+        )
+    )
 
 
 _CLOSING = (">", "›")
@@ -382,10 +525,17 @@ def classify(author: str | None, body: str, ios_mark: bool) -> tuple[str, str | 
         text, edited = strip_edited_marker(body)
         if edited:
             return "edited", author, text
-    if ios_mark:
-        return "system", None, f"{author}: {body}"
-    # only the system patterns that can start with this character (None: none can)
+    # a system event whatever the prefix (a caller's name, a group's name): only the system patterns that can
+    # start with this character (None: none can), then the events that start with a name
     system = _SYSTEM_BY_FIRST_CHAR[first[:1]]
-    if system is not None and len(first_line) <= 400 and system.match(first):
+    if len(first_line) <= 400 and (
+        (system is not None and system.match(first))
+        or (cut < 0 and not first[:1].islower() and _is_name_event(first))
+    ):
+        return "system", None, f"{author}: {body}"
+    if ios_mark:
+        # iOS marks what nobody typed: attachments (their author's, however seldom that author writes) and events
+        if _is_unnamed_attachment(first):
+            return "media", author, body
         return "system", None, f"{author}: {body}"
     return "text", author, body

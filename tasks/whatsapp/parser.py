@@ -32,7 +32,7 @@ from pathlib import Path
 
 from storage.schemas import MESSAGE_KINDS
 from tasks.records import InputFileError, SkipCounter
-from tasks.whatsapp.classify import classify, split_author
+from tasks.whatsapp.classify import classify, is_attachment, split_author
 from tasks.whatsapp.headers import (
     IOS_MARK,
     HeaderEntry,
@@ -66,6 +66,16 @@ _SKIP_BEFORE_HEADER = "whatsapp_line_before_first_header"
 _SKIP_UNDECODABLE = "whatsapp_undecodable_bytes"
 # message entries built at a time, then freed (see _build_messages)
 _BUILD_BLOCK = 1 << 12
+# WhatsApp's "Export chat" writes only the latest 40,000 messages of a chat, 10,000 when media are attached, and
+# says nothing of what it left out. A file whose message count lies at a cap, or at most EXPORT_CAP_BELOW of it
+# below (messages WhatsApp counts that the parser merges or drops, such as lines with impossible dates) or
+# EXPORT_CAP_ABOVE above (notices WhatsApp adds on top), is taken as cut: `stats["export_cap"]` says so and a
+# warning points to the database route, which has no cap. "With media" is a zip holding media files or a text
+# with attachments that name their file ("<attached: …>", "… (file attached)").
+EXPORT_CAP_WITHOUT_MEDIA = 40_000
+EXPORT_CAP_WITH_MEDIA = 10_000
+EXPORT_CAP_BELOW = 0.01
+EXPORT_CAP_ABOVE = 10
 
 
 class NotAnExportError(InputFileError):
@@ -512,6 +522,7 @@ def _parse_bytes(
         unattached_lines=skips.counts[_SKIP_BEFORE_HEADER] - skipped_before,
         archive_member=member,
         media_files=media_files,
+        export_cap=_export_cap(messages, media_files, where),
     )
     return WhatsAppChat(
         chat_id=chat_id, source_file=path.name, messages=messages, stats=stats, path=str(path)
@@ -736,3 +747,25 @@ def _chat_stats(messages: list[ChatMessage], order_stats: dict) -> dict:
     }
     stats.update(order_stats)
     return stats
+
+
+def _export_cap(messages: list[ChatMessage], media_files: list[str], where: str) -> dict | None:
+    """{"limit", "messages", "with_media"} when the export ends at WhatsApp's message cap (see
+    EXPORT_CAP_WITHOUT_MEDIA), else None; logs a warning when it does."""
+    n = len(messages)
+    if n < EXPORT_CAP_WITH_MEDIA * (1 - EXPORT_CAP_BELOW):  # most chats: no need to look at their media
+        return None
+    with_media = bool(media_files) or any(m.kind == "media" and is_attachment(m.text) for m in messages)
+    limit = EXPORT_CAP_WITH_MEDIA if with_media else EXPORT_CAP_WITHOUT_MEDIA
+    if not limit * (1 - EXPORT_CAP_BELOW) <= n <= limit + EXPORT_CAP_ABOVE:
+        return None
+    log.warning(
+        "%s: %d messages, at the %d that WhatsApp's export keeps of a chat (%s media): the chat is probably cut "
+        "at its start. The phone's database has every message: add it as an input with kind: whatsapp-db "
+        "(Android msgstore.db, decrypted, or iOS ChatStorage.sqlite; README 'Other chat sources')",
+        where,
+        n,
+        limit,
+        "with" if with_media else "without",
+    )
+    return {"limit": limit, "messages": n, "with_media": with_media}

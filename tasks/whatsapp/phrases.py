@@ -484,10 +484,11 @@ GROUP_EVENT_PATTERNS: dict[str, tuple[str, ...]] = {
 }
 
 # ---------------------------------------------------------------------------------------------------------------
-# Whole system lines, as the clean stage removes them from any text (`tasks.cleaning`): the parser needs fewer,
-# since it takes every line without "Name: " for a system line (SYSTEM_PATTERNS, GROUP_EVENT_PATTERNS above),
-# while cleaning meets these lines inside documents, after a timestamp or a name, and must tell them from
-# sentences ("He left"). Matching ignores case and accepts any run of spaces where a phrase has one.
+# Whole system lines, as the clean stage removes them from any text (`tasks.cleaning`), and as the parser tells
+# them after a prefix (iOS writes a group's events under the group's name: "Family: Sam added Kim"); a line
+# without "Name: " is a system line for the parser anyway. Cleaning meets these lines inside documents, after a
+# timestamp or a name, and must tell them from sentences ("He left"). Matching ignores case and accepts any run
+# of spaces where a phrase has one.
 # ---------------------------------------------------------------------------------------------------------------
 
 # End-to-end encryption notices: a line containing one is removed whole (iOS may put an author before it).

@@ -646,26 +646,28 @@ def _decode_html(body: bytes, http_charset: str | None) -> tuple[str, str] | Non
     """The page as text and the codec used.
 
     The first of the HTTP charset, the `<meta>` one, the detected one (uchardet, through Resiliparse) and UTF-8 that
-    decodes every byte is taken when the page is UTF-8 or plain ASCII, or when detection agrees. Otherwise a
+    decodes every byte is taken when the page is UTF-8 or plain ASCII, when no `<meta>` contradicts it and it is
+    multi-byte or few bytes depend on it (`_worth_checking`), or when detection agrees. Otherwise a
     declaration may be wrong (a server's default ISO-8859-1 header on a Cyrillic page, a meta tag copied from a
     template): the page's own `<meta>` charset wins when detection confirms it, else the decoding that reads most
     like text (charset-normalizer's mess ratio) wins, ties going to the declared one.
     """
     meta = _meta_charset(body)
-    candidates = _encoding_candidates(body, http_charset, meta)
-    first = next(candidates, None)
+    detected = _Detected(body)
+    first = next(_encoding_candidates(body, http_charset, meta, detected), None)
     if first is None:
-        return _decode_with_replacements(body, http_charset, meta)
+        return _decode_with_replacements(body, http_charset, meta, detected)
     name, text = first
     if name == "utf-8" or body.isascii():
         return text, name
-    detected = _codec(detect_encoding(body))
-    if detected == name:
+    if (meta is None or _family(meta) == _family(name)) and not _worth_checking(body, name):
+        return text, name
+    if _family(detected()) == _family(name):
         return text, name
     rivals = {name: text}
-    for rival in (meta, detected):
-        if rival and rival not in rivals and (decoded := _strict_decode(body, rival)) is not None:
-            if rival == meta == detected:
+    for rival in (meta, detected()):
+        if rival and _family(rival) not in map(_family, rivals) and (decoded := _strict_decode(body, rival)):
+            if _family(rival) == _family(meta) == _family(detected()):
                 return decoded, rival
             rivals[rival] = decoded
     if len(rivals) == 1:
@@ -680,6 +682,40 @@ _SCORED_CHARS = 1 << 15
 _META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
 # Encodings that browsers decode as a superset of the declared one: tried when the declared one fails.
 _SUPERSETS = {"shift_jis": "cp932", "gbk": "gb18030", "big5": "big5hkscs", "euc_kr": "cp949", "euc_jp": "euc_jis_2004"}
+_FAMILY = {superset: base for base, superset in _SUPERSETS.items()}
+# Detection reads this much of a page: enough to tell its encoding, and the cost of uchardet stays flat.
+_DETECT_BYTES = 1 << 14
+
+
+def _worth_checking(body: bytes, name: str) -> bool:
+    """Whether a charset that decodes the page, and that no `<meta>` contradicts, still needs detection to confirm
+    it: a multi-byte one that decodes every byte is right; a single-byte one decodes anything, so it is checked
+    when more than a few bytes depend on it (a few accented letters in markup cannot say which is right anyway)."""
+    if codecs.lookup(name).name in _MULTI_BYTE:
+        return False
+    return len(body) - len(body.translate(None, _HIGH_BYTES)) > _CHECKED_SHARE * len(body)
+
+
+_MULTI_BYTE = frozenset(codecs.lookup(n).name for n in (*_SUPERSETS, *_SUPERSETS.values(), "gb18030", "euc_jp"))
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_CHECKED_SHARE = 0.02
+
+
+def _family(name: str | None) -> str | None:
+    """An encoding and its superset are one for choosing between declarations (gb2312 declared, gb18030 found)."""
+    return _FAMILY.get(name, name) if name else None
+
+
+class _Detected:
+    """The page's detected encoding (uchardet, through Resiliparse), computed once and only when asked for."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body, self.done, self.name = body, False, None
+
+    def __call__(self) -> str | None:
+        if not self.done:
+            self.done, self.name = True, _codec(detect_encoding(self.body[:_DETECT_BYTES]))
+        return self.name
 
 
 def _meta_charset(body: bytes) -> str | None:
@@ -702,11 +738,13 @@ def _strict_decode(body: bytes, name: str) -> str | None:
         return None
 
 
-def _encoding_candidates(body: bytes, http_charset: str | None, meta: str | None) -> Iterator[tuple[str, str]]:
+def _encoding_candidates(
+    body: bytes, http_charset: str | None, meta: str | None, detected: _Detected
+) -> Iterator[tuple[str, str]]:
     """(codec, text) for each candidate that decodes every byte, computed lazily: detection only runs when the
     declared charsets fail."""
     tried: set[str] = set()
-    for label in (lambda: _codec(http_charset), lambda: meta, lambda: _codec(detect_encoding(body)), lambda: "utf-8"):
+    for label in (lambda: _codec(http_charset), lambda: meta, detected, lambda: "utf-8"):
         name = label()
         for codec in (name, _SUPERSETS.get(name or "")):
             if codec and codec not in tried:
@@ -717,9 +755,11 @@ def _encoding_candidates(body: bytes, http_charset: str | None, meta: str | None
                     break
 
 
-def _decode_with_replacements(body: bytes, http_charset: str | None, meta: str | None) -> tuple[str, str] | None:
+def _decode_with_replacements(
+    body: bytes, http_charset: str | None, meta: str | None, detected: _Detected
+) -> tuple[str, str] | None:
     """No encoding decodes every byte: keep the first choice if only a few bytes are broken."""
-    name = _codec(http_charset) or meta or _codec(detect_encoding(body)) or "utf-8"
+    name = _codec(http_charset) or meta or detected() or "utf-8"
     text = body.decode(name, errors="replace")
     if text.count("\ufffd") > MAX_REPLACEMENT_SHARE * max(len(text), 1):
         return None

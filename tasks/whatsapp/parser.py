@@ -51,10 +51,11 @@ from tasks.whatsapp.headers import (
 log = logging.getLogger(__name__)
 
 # The most bytes of chat text read from one export, a `.txt` or the chat inflated out of a `.zip` (declared
-# sizes are not trusted): a real export of 40,000 messages is a few MB, so this stops only zip bombs and endless
-# streams. A parse needs about 5 times the text in memory, 9 times when it holds emoji (Python then stores the
-# whole text at 4 bytes a character): messages as Python objects weigh about 3 times the text they hold.
-MAX_CHAT_BYTES = 512 << 20
+# sizes are not trusted): a real export of 40,000 messages is a few MB (WhatsApp caps its exports there), so 128 MiB
+# stops only zip bombs and endless streams. A parse needs about 5 times the text in memory, 9 times when it holds
+# emoji (Python then stores the whole text at 4 bytes a character): messages as Python objects weigh about 3 times
+# the text they hold. The cap bounds a hostile file at about 1.2 GB of memory.
+MAX_CHAT_BYTES = 128 << 20
 # A chat member inflating more than this many times its compressed size is a zip bomb (text compresses 3 to 10
 # times); checked only past RATIO_CHECK_BYTES of text, so that a small, very repetitive chat still reads.
 MAX_COMPRESSION_RATIO = 100

@@ -305,12 +305,13 @@ def _calibrated_by_script_and_length(
 
 
 def _calibration_texts(text: str, salt: str) -> list[str]:
-    """A text and windows of it of every shorter length class (one word, two words, 3–5 words), so that the
-    thresholds are calibrated on texts as short as those they will judge."""
+    """A text and windows of it of every shorter length (one word, two words, 3–5 words, 6–10 words), so that
+    the thresholds are calibrated on texts as short as those they will judge, and on pieces of sentences as
+    well as whole ones (a chat's messages are often pieces)."""
     words = text.split()
     rng = random.Random(int.from_bytes(hashlib.sha256((salt + text).encode("utf-8")).digest()[:8], "big"))
     texts = [text]
-    for lo, hi in ((1, 1), (2, 2), (3, 5)):
+    for lo, hi in ((1, 1), (2, 2), (3, 5), (6, 10)):
         if len(words) > lo:
             n = rng.randint(lo, min(hi, len(words) - 1))
             start = rng.randint(0, len(words) - n)

@@ -16,7 +16,6 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.tree import Tree
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="From raw chats and web crawl to a model that chats like you.")
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -236,27 +235,24 @@ def eval_(
 
 
 @app.command()
-def lineage(path: Path = typer.Argument(..., help="A dataset directory (or a training run directory).")) -> None:
-    """The tree of inputs of a dataset, down to the raw files."""
+def lineage(
+    path: Path = typer.Argument(..., help="A dataset folder, or a training run's folder or checkpoint."),
+    png: Path | None = typer.Option(None, "--png", help="Draw the lineage graph into this PNG file instead."),
+) -> None:
+    """The datasets a dataset (or checkpoint) was built from, down to the raw files: a text tree, or a picture."""
     try:
-        from storage.lineage import LineageNode
-        from storage.lineage import lineage as build
+        from storage.lineage import lineage_graph, lineage_lines
 
-        root = build(path)
+        graph = lineage_graph(path)
+        if png is None:
+            for line in lineage_lines(graph):
+                print(line)
+            return
+        from flows.lineage_report import lineage_png
 
-        def add(tree: Tree, node: LineageNode) -> None:
-            for child in node.children:
-                if child.stage == "raw":
-                    mark = "" if child.exists else " [red](missing)[/]"
-                    tree.add(f"[dim]raw[/] {child.path} [dim]sha256 {child.fingerprint[:16]}[/]{mark}")
-                else:
-                    rows = f", {child.rows:,} rows" if child.rows is not None else ""
-                    mark = "" if child.exists else " [red](missing)[/]"
-                    add(tree.add(f"[bold]{child.stage}[/] {child.path} [dim]{child.fingerprint[:16]}{rows}[/]{mark}"), child)
-
-        tree = Tree(f"[bold]{root.stage}[/] {root.path} [dim]{root.fingerprint[:16]}, {root.rows:,} rows[/]")
-        add(tree, root)
-        console.print(tree)
+        root = graph.nodes[graph.roots[0]]
+        lineage_png(graph, png, title=f"Lineage of {root.stage} {root.fingerprint[:16]}")
+        print(f"{png}: {len(graph.datasets)} datasets, {len(graph.edges)} edges")
     except Exception as e:  # noqa: BLE001
         _fail(e)
 

@@ -14,7 +14,8 @@ from flows.config import PipelineConfig, load_config
 from flows.plans import upstream_of
 from flows.registry import select_stages, stage_flow
 from flows.report import funnel, funnel_markdown, funnel_png, png_markdown
-from storage.dataset import read_manifest
+from storage.dataset import is_dataset, read_manifest
+from storage.runs import read_run_pointer
 
 
 @contextmanager
@@ -55,6 +56,7 @@ def pipeline_flow(
             kwargs["input_path"] = outputs.get(upstream)
         outputs[name] = stage_flow(name)(**kwargs)
     _funnel_artifact(cfg)
+    _lineage_artifact(cfg)
     if outputs.get("persona-eval"):
         get_run_logger().info("persona-eval: %s", read_manifest(outputs["persona-eval"]).stats.get("summary"))
     return outputs
@@ -71,3 +73,22 @@ def _funnel_artifact(cfg: PipelineConfig) -> None:
         markdown += png_markdown(png, "documents and bytes kept per stage") + "\n"
     create_markdown_artifact(key="pipeline-funnel", markdown=markdown,
                              description=f"documents and bytes kept per stage ({cfg.name})")
+
+
+def _lineage_artifact(cfg: PipelineConfig) -> None:
+    """The run's datasets and their edges as a picture and a table (`pipeline-lineage` artifact): Prefect's
+    open-source UI shows the asset events only as a feed, so the graph is drawn here from the manifests."""
+    from flows.lineage_report import lineage_markdown, lineage_png
+    from storage.lineage import lineage_graph
+
+    stages = read_run_pointer(cfg.data_root, cfg.name).get("stages", {})
+    paths = [entry["path"] for _, entry in sorted(stages.items()) if is_dataset(entry["path"])]
+    if not paths:
+        return
+    graph = lineage_graph(*paths)
+    png = lineage_png(graph, Path(cfg.data_root) / "runs" / f"{cfg.name}-lineage.png",
+                      title=f"Lineage of the datasets of '{cfg.name}'")
+    markdown = (f"# Lineage of '{cfg.name}'\n\n{png_markdown(png, 'the datasets of this run and their inputs')}\n\n"
+                f"{lineage_markdown(graph)}")
+    create_markdown_artifact(key="pipeline-lineage", markdown=markdown,
+                             description=f"the datasets of '{cfg.name}', their inputs down to the raw files")

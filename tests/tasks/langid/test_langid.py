@@ -432,7 +432,8 @@ def test_combined_predictor_rule_owned_labels_and_threshold(darija_model, monkey
 def bench_recipe_model(tmp_path_factory) -> tuple[Path, object]:
     """An own model trained as bench/bench_langid.py trains its final one: every Darija example of the shared
     data (DODa both scripts, AfriSenti Morocco) and the ten lingua languages, with the default recipe
-    (short spans, contradicted examples left out, thresholds calibrated per script). About half a minute."""
+    (short spans, contradicted examples left out, thresholds calibrated per script and length). About a
+    minute on two busy cores (recipe 3; recipe 2 took half that)."""
     examples = [LabelledText("ary", t) for t, _ in _darija()]
     for lang in LINGUA:
         examples += [

@@ -43,8 +43,12 @@ serve: $(STAMP)
 
 BENCH_STAMP := $(VENV)/.chatlike-bench-installed
 
-$(BENCH_STAMP): $(STAMP) pyproject.toml
+$(BENCH_STAMP): $(STAMP) pyproject.toml bench/setup_pipeline_corpus.sh
 	$(PY) -m pip install -q -e ".[dev,dask,bench]"
+	# datatrove's WarcReader imports these (bench_pipeline.py); its own extras name them, not `datatrove`
+	$(PY) -m pip install -q faust-cchardet python-magic
+	# Debian documentation packages whose HTML is bench_pipeline.py's WARC corpus (apt-get as root)
+	bash bench/setup_pipeline_corpus.sh || echo "bench_pipeline.py will say what is missing"
 	@touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

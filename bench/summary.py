@@ -58,18 +58,18 @@ def _num(v: float | None) -> str:
 
 
 def table(figures: list[Figure], rss_by_script: dict[str, float] | None = None) -> str:
-    """The one summary table: stage, measure, ours, peer, ratio, peak memory (ours / peer)."""
+    """The one summary table: stage, measure, ours, peer, ratio, peak memory (ours / peer), note."""
     rows = []
     for f in figures:
         ratio = f"{f.ours / f.peer_value:.1f}×" if f.peer_value else ""
         peak = " / ".join(_num(v) for v in (f.peak_mb, f.peer_peak_mb) if v is not None)
-        rows.append((f.stage, f.measure, _num(f.ours), f.peer or "", _num(f.peer_value), ratio, peak))
-    titles = ("stage", "measure", "ours", "peer", "peer value", "ratio", "peak MB")
+        rows.append((f.stage, f.measure, _num(f.ours), f.peer or "", _num(f.peer_value), ratio, peak, f.note))
+    titles = ("stage", "measure", "ours", "peer", "peer value", "ratio", "peak MB", "note")
     widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
-    left = (True, True, False, True, False, False, False)  # text columns left, numbers right
+    left = (True, True, False, True, False, False, False, True)  # text columns left, numbers right
 
     def line(cells: tuple[str, ...]) -> str:
-        return " ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left, strict=True))
+        return " ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left, strict=True)).rstrip()
 
     head = line(titles)
     lines = [head, "-" * len(head), *(line(r) for r in rows)]

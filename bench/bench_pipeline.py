@@ -1,0 +1,659 @@
+"""The whole data DAG through `chatlike run`, beside datatrove's nearest pipeline on the same input (issue 20).
+
+    .venv/bin/python bench/bench_pipeline.py [--quick] [--corpus warc|jsonl|both] [--skip-datatrove]
+    .venv/bin/python bench/bench_pipeline.py --scaling [--scaling-mb 24] [--corpus jsonl]
+
+Two corpora, built once by the set-up into a cache folder outside the repository ($CHATLIKE_BENCH_CACHE, default
+~/.cache/chatlike-bench/pipeline) and reused:
+
+- **WARC**: the HTML of Debian's documentation packages (Python, Rust, Java, PostgreSQL, Django, Boost, the
+  Debian Reference; `bench/setup_pipeline_corpus.sh` installs them with apt), each page a WARC `response`
+  record, gzipped per record as Common Crawl does, in files of about 1/8 of the corpus. Sizes count the HTML
+  payload (≥ 300 MB in full mode, 24 MB quick); the gzipped files are about a fifth of it.
+- **JSONL**: documents of 3–20 paragraphs drawn without replacement from a shuffled pool of prose paragraphs (≥ 8
+  words, ending like a sentence, no code) — the text of those pages (Resiliparse) and the English texts of
+  ../shared/data (read in place) — reshuffled when the pool is used up, so at 500 MB (full) each paragraph appears about twice; 24 MB quick.
+
+chatlike: a config in a temporary folder (ingest → clean → langid → quality → kenlm-train on a 5 MB slice of the
+pool → perplexity → dedup exact, MinHash, suffix array → sample → tokenizer (8,192) → encode), `chatlike run
+--config C --stop-after encode` as a subprocess with `runner.kind: process` and 2 workers.
+
+datatrove (the same worker count: tasks=2, workers=2 with LocalPipelineExecutor; MinHash buckets 14 tasks):
+WarcReader + Trafilatura (or JsonlReader) → LanguageFilter (lid.176.ftz, the same model file as ours, no
+download) → GopherRepetitionFilter → GopherQualityFilter → C4QualityFilter → JsonlWriter; MinHash signatures,
+buckets, cluster, filter → DocumentTokenizer with the tokenizer.json our run trained. datatrove has no
+cleaning, KenLM, exact-document, suffix-array, sample or tokenizer-training step: it does less work.
+
+Both sides: wall time of the whole command (Python start-up included), peak RSS summed over the process tree
+(polled every 0.2 s; shared pages are counted once per process), per-stage seconds and documents kept. Times
+are wall-clock on a shared machine: other processes running at the same time slow both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+import summary  # noqa: E402  (headline figures for bench/run_all.py)
+
+SHARED = ROOT.parent / "shared" / "data"
+CACHE = Path(os.environ.get("CHATLIKE_BENCH_CACHE", Path.home() / ".cache" / "chatlike-bench")) / "pipeline"
+DOC_PACKAGES = ("python3.11-doc", "debian-reference-en", "postgresql-doc-15", "rust-doc", "python-django-doc",
+                "libboost1.74-doc", "openjdk-17-doc")
+SHARED_TEXTS = (SHARED / "text" / "char-rnn_tinyshakespeare_input.txt", SHARED / "text" / "sentencepiece_botchan.txt",
+                SHARED / "text" / "MinHash_articles_1000.train", SHARED / "langid" / "lingua_sentences_en.txt")
+WORKERS = 2
+QUICK_MB = 24
+FULL_MB = {"warc": 320, "jsonl": 520}
+REFERENCE_MB = 5
+AIM_SPEEDUP = 3.0
+AIM_GB_PER_CORE_HOUR = 4.0
+AIM_SCALING = 4.4  # 4× the input in at most this many times the time
+
+
+# ----------------------------------------------------------------------------------------------- corpora
+
+
+def doc_html_files() -> list[Path]:
+    """Every HTML page the documentation packages installed, once each (symlinks and duplicates left out)."""
+    setup = HERE / "setup_pipeline_corpus.sh"
+    if subprocess.run(["bash", str(setup)]).returncode != 0:
+        raise SystemExit(f"{setup} failed: the WARC corpus needs Debian's documentation packages")
+    seen, files = set(), []
+    for pkg in DOC_PACKAGES:
+        r = subprocess.run(["dpkg", "-L", pkg], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            p = Path(line)
+            if p.suffix in (".html", ".htm") and p.is_file() and not p.is_symlink():
+                real = p.resolve()
+                if real not in seen and p.stat().st_size > 0:
+                    seen.add(real)
+                    files.append(p)
+    if not files:
+        raise SystemExit("no HTML found in " + ", ".join(DOC_PACKAGES))
+    files.sort()
+    random.Random(0).shuffle(files)
+    return files
+
+
+def build_warc(folder: Path, target_mb: float, n_files: int = 8) -> dict:
+    """WARC files of HTML `response` records (gzipped per record) until `target_mb` of HTML; cached."""
+    done = folder / "corpus.json"
+    if done.is_file():
+        return json.loads(done.read_text())
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    target = target_mb * 1e6
+    per_file = target / n_files
+    pages = html_bytes = 0
+    k, fh, writer, in_file = -1, None, None, per_file
+    for path in doc_html_files():
+        if html_bytes >= target:
+            break
+        if in_file >= per_file:
+            if fh:
+                fh.close()
+            k += 1
+            fh = open(folder / f"docs-{k:05d}.warc.gz", "wb")
+            writer, in_file = WARCWriter(fh, gzip=True), 0
+        body = path.read_bytes()
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                                   protocol="HTTP/1.1")
+        record = writer.create_warc_record(f"http://localhost{path}", "response", payload=io.BytesIO(body),
+                                           http_headers=headers,
+                                           warc_headers_dict={"WARC-Identified-Payload-Type": "text/html"})
+        writer.write_record(record)
+        pages += 1
+        html_bytes += len(body)
+        in_file += len(body)
+    if fh:
+        fh.close()
+    info = {"kind": "warc", "glob": str(folder / "*.warc.gz"), "docs": pages, "bytes": html_bytes,
+            "disk_bytes": sum(p.stat().st_size for p in folder.glob("*.warc.gz")), "files": k + 1,
+            "shortfall": html_bytes < target}
+    done.write_text(json.dumps(info))
+    return info
+
+
+def paragraph_pool() -> Path:
+    """One paragraph a line: the text of every documentation page (Resiliparse) and the shared English texts."""
+    pool = CACHE / "pool.txt"
+    if pool.is_file():
+        return pool
+    from resiliparse.extract.html2text import extract_plain_text
+
+    tmp = pool.with_suffix(".tmp")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w", encoding="utf-8") as out:
+        for path in doc_html_files():
+            html = path.read_bytes().decode("utf-8", errors="replace")
+            text = extract_plain_text(html, main_content=True)
+            for para in re.split(r"\n\s*\n|\n", text):
+                para = " ".join(para.split())
+                if len(para) >= 40:
+                    out.write(para + "\n")
+        for path in SHARED_TEXTS:
+            if not path.is_file():
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.suffix == ".train":  # `tNNN text` per line
+                text = "\n".join(line.split(" ", 1)[-1] for line in text.splitlines())
+            for para in re.split(r"\n\s*\n", text):
+                para = " ".join(para.split())
+                if len(para) >= 40:
+                    out.write(para + "\n")
+    tmp.rename(pool)
+    return pool
+
+
+def reference_text() -> Path:
+    """A fixed 5 MB slice of the pool for kenlm-train's English model (the same for every corpus size)."""
+    ref = CACHE / "reference-en.txt"
+    if not ref.is_file():
+        lines = paragraph_pool().read_text(encoding="utf-8").splitlines()
+        random.Random(1).shuffle(lines)
+        size, keep = 0, []
+        for line in lines:
+            keep.append(line)
+            size += len(line) + 1
+            if size >= REFERENCE_MB * 1e6:
+                break
+        ref.write_text("\n".join(keep) + "\n", encoding="utf-8")
+    return ref
+
+
+def _is_prose(paragraph: str) -> bool:
+    """Sentences rather than code or API signatures, most of the documentation pages' text (rustdoc, javadoc)."""
+    words = paragraph.split()
+    return (len(words) >= 8 and paragraph[-1] in ".!?\"'" and "{" not in paragraph
+            and sum(any(c.isalpha() for c in w) for w in words) >= 0.85 * len(words))
+
+
+def build_jsonl(folder: Path, target_mb: float, n_files: int = 8) -> dict:
+    """JSONL files of documents made of pool paragraphs drawn without replacement (reshuffled when used up)."""
+    done = folder / "corpus.json"
+    if done.is_file():
+        return json.loads(done.read_text())
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    paras = [p for p in paragraph_pool().read_text(encoding="utf-8").splitlines() if _is_prose(p)]
+    rng = random.Random(0)
+    order: list[int] = []
+    target = target_mb * 1e6
+    per_file = target / n_files
+    docs = size = 0
+    epochs = 0
+    handles = [open(folder / f"docs-{k:05d}.jsonl", "w", encoding="utf-8") for k in range(n_files)]
+    try:
+        while size < target:
+            picked = []
+            for _ in range(rng.randint(3, 20)):
+                if not order:
+                    order = list(range(len(paras)))
+                    rng.shuffle(order)
+                    epochs += 1
+                picked.append(paras[order.pop()])
+            line = json.dumps({"id": f"doc-{docs:08d}", "text": "\n\n".join(picked)}, ensure_ascii=False) + "\n"
+            handles[min(int(size // per_file), n_files - 1)].write(line)
+            docs += 1
+            size += len(line.encode("utf-8"))
+    finally:
+        for h in handles:
+            h.close()
+    info = {"kind": "jsonl", "glob": str(folder / "*.jsonl"), "docs": docs, "bytes": size, "disk_bytes": size,
+            "files": n_files, "pool_paragraphs": len(paras), "draws_per_paragraph": round(
+                (epochs - 1) + (len(paras) - len(order)) / len(paras), 2)}
+    done.write_text(json.dumps(info))
+    return info
+
+
+def corpus(kind: str, mb: float) -> dict:
+    folder = CACHE / f"{kind}-{mb:g}mb"
+    return build_warc(folder, mb) if kind == "warc" else build_jsonl(folder, mb)
+
+
+# ----------------------------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class TreeRun:
+    """A command's wall time, its tree's peak summed RSS, and the peak within each marked phase."""
+
+    seconds: float = 0.0
+    returncode: int = 0
+    peak_mb: float = 0.0
+    phase_peak_mb: dict[str, float] = field(default_factory=dict)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    tail: str = ""
+
+
+def run_tree(cmd: list[str], cwd: Path, env: dict, phase_of_line=None, interval: float = 0.2) -> TreeRun:
+    """Runs cmd, polling the RSS of it and all its descendants; `phase_of_line` names the phase a log line starts."""
+    import psutil
+
+    out = TreeRun()
+    phase = ["start"]
+    starts = {"start": time.monotonic()}
+    lines: list[str] = []
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace")
+
+    def read() -> None:
+        for line in proc.stdout:
+            lines.append(line)
+            name = phase_of_line(line) if phase_of_line else None
+            if name and name != phase[0]:
+                now = time.monotonic()
+                out.phase_seconds[phase[0]] = out.phase_seconds.get(phase[0], 0.0) + now - starts[phase[0]]
+                phase[0] = name
+                starts[name] = now
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    root = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        total = 0
+        try:
+            procs = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            break
+        for p in procs:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        mb = total / 2**20
+        out.peak_mb = max(out.peak_mb, mb)
+        out.phase_peak_mb[phase[0]] = max(out.phase_peak_mb.get(phase[0], 0.0), mb)
+        time.sleep(interval)
+    proc.wait()
+    reader.join(timeout=5)
+    out.seconds = time.monotonic() - t0
+    out.phase_seconds[phase[0]] = out.phase_seconds.get(phase[0], 0.0) + time.monotonic() - starts[phase[0]]
+    out.returncode = proc.returncode
+    out.tail = "".join(lines[-30:])
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- chatlike
+
+
+DATA_STAGES = ("ingest", "clean", "langid-tags", "langid", "quality-tags", "quality", "kenlm-train",
+               "perplexity-tags", "perplexity", "dedup-exact", "dedup-minhash", "dedup-suffix-array", "sample",
+               "tokenizer", "encode")
+
+
+def chatlike_config(info: dict, work: Path) -> Path:
+    import yaml
+
+    cfg = {
+        "name": "bench",
+        "data_root": str(work / "data"),
+        "runner": {"kind": "process", "workers": WORKERS},
+        "ingest": {"inputs": [{"path": info["glob"], "kind": info["kind"]}]},
+        "clean": {"min_chars": 20},
+        "kenlm_train": {"references": {"en": [str(reference_text())]}},
+        "perplexity": {"tag": {"default_lang": "en"}, "filter": {"default_lang": "en", "keep_buckets": ["head", "middle"]}},
+        "dedup": {"methods": ["exact", "minhash", "suffix_array"]},
+        "sample": {"fraction": 0.02, "min_bytes": 2_000_000},  # the WARC corpus keeps few pages: never empty
+        "tokenizer": {"vocab_size": 8192},
+        "encode": {"val_fraction": 0.005},
+    }
+    path = work / "bench.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return path
+
+
+_FLOW_LINE = re.compile(r"for flow '([a-z-]+)'")
+
+
+def _chatlike_phase(line: str) -> str | None:
+    m = _FLOW_LINE.search(line)
+    if not m or m.group(1) == "pipeline":
+        return None
+    return "perplexity" if m.group(1) == "kenlm-train" else m.group(1)  # one phase: kenlm-train + perplexity
+
+
+def run_chatlike(info: dict, work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    config = chatlike_config(info, work)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    cmd = [str(Path(sys.executable).with_name("chatlike")), "run", "--config", str(config), "--stop-after", "encode"]
+    tree = run_tree(cmd, ROOT, env, _chatlike_phase)
+    if tree.returncode != 0:
+        raise SystemExit(f"chatlike run failed ({tree.returncode}):\n{tree.tail}")
+    from storage.dataset import is_dataset, read_manifest
+    from storage.runs import read_run_pointer
+
+    pointer = read_run_pointer(work / "data", "bench")["stages"]
+    stages = []
+    for name in DATA_STAGES:
+        entry = pointer.get(name)
+        if entry is None or not is_dataset(entry["path"]):
+            continue
+        m = read_manifest(entry["path"])
+        flow = name.removesuffix("-tags")
+        stages.append({"stage": name, "work_s": m.seconds, "in": m.counts.get("in"), "out": m.counts.get("out"),
+                       "flow_s": tree.phase_seconds.get(flow), "peak_mb": tree.phase_peak_mb.get(flow)})
+        if name == "tokenizer":
+            info["tokenizer_json"] = str(Path(entry["path"]) / "tokenizer.json")
+        if name == "encode":
+            stages[-1]["out"] = m.counts.get("tokens_train", 0) + m.counts.get("tokens_val", 0)
+        if name == "kenlm-train":  # timed with perplexity (one phase)
+            stages[-1]["flow_s"] = stages[-1]["peak_mb"] = None
+    return {"seconds": tree.seconds, "peak_mb": tree.peak_mb, "stages": stages,
+            "kept": next((s["out"] for s in reversed(stages) if s["stage"].startswith("dedup")), None),
+            "phase_seconds": tree.phase_seconds, "phase_peak_mb": tree.phase_peak_mb}
+
+
+# ----------------------------------------------------------------------------------------------- datatrove
+
+
+def datatrove_worker(info: dict, work: Path) -> None:
+    """Runs datatrove's nearest pipeline (in a subprocess of its own: the bench times the whole process)."""
+    import logging
+
+    import datatrove.utils.hashes.xxhash as dt_xxhash
+    import xxhash
+
+    # datatrove 0.10 passes str to xxhash, which xxhash >= 4 rejects: encode first, same hash otherwise (bench_dedup)
+    dt_xxhash.xxhash64 = lambda s: xxhash.xxh64_intdigest(s.encode("utf-8") if isinstance(s, str) else s)
+    dt_xxhash.xxhash32 = lambda s: xxhash.xxh32_intdigest(s.encode("utf-8") if isinstance(s, str) else s)
+    from loguru import logger
+
+    logger.remove()
+    logging.disable(logging.INFO)
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.dedup.minhash import (
+        MinhashConfig,
+        MinhashDedupBuckets,
+        MinhashDedupCluster,
+        MinhashDedupFilter,
+        MinhashDedupSignature,
+    )
+    from datatrove.pipeline.extractors import Trafilatura
+    from datatrove.pipeline.filters import (
+        C4QualityFilter,
+        GopherQualityFilter,
+        GopherRepetitionFilter,
+        LanguageFilter,
+    )
+    from datatrove.pipeline.readers import JsonlReader, WarcReader
+    from datatrove.pipeline.tokens import DocumentTokenizer
+    from datatrove.pipeline.writers.jsonl import JsonlWriter
+    from datatrove.utils.lid import FT176LID
+
+    class LocalFT176LID(FT176LID):
+        """The same lid.176.ftz file our langid stage reads, instead of datatrove's download (no network)."""
+
+        @property
+        def model(self):
+            if self._model is None:
+                from fasttext.FastText import _FastText
+
+                from tasks.langid import default_model_path
+
+                self._model = _FastText(str(default_model_path()))
+            return self._model
+
+    language_filter = LanguageFilter(language_threshold=0.65)
+    language_filter.model = LocalFT176LID(None)
+
+    src = Path(info["glob"]).parent
+    glob = Path(info["glob"]).name
+    reader = (WarcReader(str(src), glob_pattern=glob) if info["kind"] == "warc"
+              else JsonlReader(str(src), glob_pattern=glob))
+    first = [reader] + ([Trafilatura(favour_precision=True)] if info["kind"] == "warc" else []) + [
+        language_filter,
+        GopherRepetitionFilter(),
+        GopherQualityFilter(),
+        C4QualityFilter(),
+        JsonlWriter(str(work / "filtered")),
+    ]
+    cfg = MinhashConfig()  # 5-grams, 14 buckets × 8 hashes: datatrove's defaults, ours too
+    steps = [
+        ("read+extract+filters", first, WORKERS),
+        ("minhash signatures", [JsonlReader(str(work / "filtered")),
+                                MinhashDedupSignature(output_folder=str(work / "sigs"), config=cfg)], WORKERS),
+        ("minhash buckets", [MinhashDedupBuckets(input_folder=str(work / "sigs"), output_folder=str(work / "buckets"),
+                                                 config=cfg)], cfg.num_buckets),
+        ("minhash cluster", [MinhashDedupCluster(input_folder=str(work / "buckets"),
+                                                 output_folder=str(work / "remove"), config=cfg)], 1),
+        ("minhash filter+tokenize", [JsonlReader(str(work / "filtered")),
+                                     MinhashDedupFilter(input_folder=str(work / "remove")),
+                                     DocumentTokenizer(output_folder=str(work / "tokens"),
+                                                       tokenizer_name_or_path=info["tokenizer_json"],
+                                                       eos_token="<|endoftext|>")], WORKERS),
+    ]
+    report = []
+    for k, (name, pipeline, tasks) in enumerate(steps):
+        print(f"datatrove step: {name}", flush=True)
+        t0 = time.monotonic()
+        logs = work / f"logs{k}"
+        LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, workers=min(WORKERS, tasks),
+                              logging_dir=str(logs)).run()
+        report.append({"step": name, "seconds": time.monotonic() - t0, "blocks": _block_stats(logs)})
+    print("RESULT " + json.dumps(report), flush=True)
+
+
+def _block_stats(logs: Path) -> list[dict]:
+    """Per block of one executor run: name, documents in (total) and forwarded, seconds (summed over tasks)."""
+    path = logs / "stats.json"
+    if not path.is_file():
+        return []
+    rows = []
+    for block in json.loads(path.read_text()):
+        stats = block.get("stats") or {}
+        total = stats.get("total", stats.get("documents"))
+        forwarded = stats.get("forwarded", stats.get("documents"))
+        total = total.get("total", total) if isinstance(total, dict) else total
+        forwarded = forwarded.get("total", forwarded) if isinstance(forwarded, dict) else forwarded
+        rows.append({"name": block.get("name", "?"), "in": total, "out": forwarded,
+                     "seconds": (block.get("time_stats") or {}).get("total")})
+    return rows
+
+
+def run_datatrove(info: dict, work: Path) -> dict | str:
+    try:
+        import datatrove  # noqa: F401
+    except ImportError:
+        return "datatrove not installed: make bench (pip install -e '.[bench]')"
+    if not info.get("tokenizer_json"):
+        return "no tokenizer.json from our run to give DocumentTokenizer"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "corpus.json").write_text(json.dumps(info))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "HF_HUB_OFFLINE": "1", "HF_ASSETS_CACHE": str(CACHE / "hf-assets")}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--datatrove-worker", str(work)]
+    tree = run_tree(cmd, ROOT, env, lambda line: line.split(": ", 1)[1].strip()
+                    if line.startswith("datatrove step: ") else None)
+    result = next((ln for ln in tree.tail.splitlines() if ln.startswith("RESULT ")), None)
+    if tree.returncode != 0 or result is None:
+        return "failed: " + (tree.tail.strip().splitlines() or ["?"])[-1]
+    steps = json.loads(result.removeprefix("RESULT "))
+    for s in steps:
+        s["peak_mb"] = tree.phase_peak_mb.get(s["step"])
+    first = steps[0]["blocks"]
+    last = steps[-1]["blocks"]
+    kept = next((b["out"] for b in last if "dedup" in b["name"].lower() or "minhash" in b["name"].lower()), None)
+    return {"seconds": tree.seconds, "peak_mb": tree.peak_mb, "steps": steps, "blocks": first, "kept": kept}
+
+
+# ----------------------------------------------------------------------------------------------- tables
+
+
+def rates(info: dict, seconds: float) -> tuple[float, float, float]:
+    """docs/s per core, MB/s per core, GB per core-hour (of the input as sized in the corpus description)."""
+    core_s = seconds * WORKERS
+    return info["docs"] / core_s, info["bytes"] / 1e6 / core_s, info["bytes"] / 1e9 / (core_s / 3600)
+
+
+def describe(info: dict) -> str:
+    if info["kind"] == "warc":
+        return (f"WARC: {info['docs']:,} HTML pages of Debian documentation, {info['bytes'] / 1e6:,.0f} MB of HTML "
+                f"({info['disk_bytes'] / 1e6:,.0f} MB gzipped) in {info['files']} files")
+    return (f"JSONL: {info['docs']:,} documents, {info['bytes'] / 1e6:,.0f} MB in {info['files']} files "
+            f"(prose paragraphs of a {info['pool_paragraphs']:,}-paragraph pool, {info['draws_per_paragraph']} uses each)")
+
+
+def _fmt(v: object) -> str:
+    return f"{v:,}" if isinstance(v, int) else ""
+
+
+def print_comparison(info: dict, ours: dict, theirs: dict | str) -> None:
+    print(f"\n{describe(info)}; {WORKERS} workers each side")
+    head = (f"{'pipeline':<34} {'wall s':>8} {'docs/s/core':>12} {'MB/s/core':>10} {'GB/core-h':>10} "
+            f"{'peak RSS MB':>12} {'docs kept':>10}")
+    print(head + "\n" + "-" * len(head))
+    rows = [("chatlike run (ingest → encode)", ours)]
+    rows.append(("datatrove (nearest pipeline)", theirs))
+    for name, r in rows:
+        if isinstance(r, str):
+            print(f"{name:<34} ({r})")
+            continue
+        d, mb, gb = rates(info, r["seconds"])
+        kept = f"{r['kept']:,}" if isinstance(r.get("kept"), int) else "—"
+        print(f"{name:<34} {r['seconds']:>8.1f} {d:>12,.1f} {mb:>10.3f} {gb:>10.2f} {r['peak_mb']:>12,.0f} {kept:>10}")
+    d_ours, _, gb_ours = rates(info, ours["seconds"])
+    if isinstance(theirs, dict):
+        ratio = theirs["seconds"] / ours["seconds"]
+        print(f"aim: ≥ {AIM_SPEEDUP:g}× datatrove in docs/s per core: {ratio:.2f}× — "
+              f"{'met' if ratio >= AIM_SPEEDUP else 'unmet'}")
+    print(f"aim: ≥ {AIM_GB_PER_CORE_HOUR:g} GB per core-hour: {gb_ours:.2f} — "
+          f"{'met' if gb_ours >= AIM_GB_PER_CORE_HOUR else 'unmet'}")
+
+    print("\nchatlike, per stage (work = the stage's own seconds from its manifest; flow = wall seconds from the "
+          "stage's flow start to the next one's, tag + filter together, kenlm-train inside perplexity's; peak RSS "
+          "of the whole tree within that flow)")
+    head = f"{'stage':<20} {'work s':>7} {'flow s':>7} {'docs in':>10} {'docs out':>10} {'peak RSS MB':>12}"
+    print(head + "\n" + "-" * len(head))
+    for s in ours["stages"]:
+        flow = "" if s["flow_s"] is None or s["stage"].endswith("-tags") else f"{s['flow_s']:.1f}"
+        peak = "" if s["peak_mb"] is None or s["stage"].endswith("-tags") else f"{s['peak_mb']:,.0f}"
+        out = _fmt(s["out"]) + {"encode": " tok", "tokenizer": " ids", "kenlm-train": " ln"}.get(s["stage"], "")
+        print(f"{s['stage']:<20} {s['work_s']:>7.1f} {flow:>7} {_fmt(s['in']):>10} {out:>10} {peak:>12}")
+    work = sum(s["work_s"] for s in ours["stages"])
+    print(f"{'all stages':<20} {work:>7.1f} {ours['seconds']:>7.1f}   (wall: the rest, {ours['seconds'] - work:.1f} s, "
+          f"is start-up, Prefect flow and task runs, process pools, reports)")
+
+    if isinstance(theirs, dict):
+        print("\ndatatrove, per executor run (wall s) and per block (seconds summed over its tasks)")
+        head = f"{'step / block':<40} {'seconds':>8} {'docs in':>10} {'docs out':>10} {'peak RSS MB':>12}"
+        print(head + "\n" + "-" * len(head))
+        for step in theirs["steps"]:
+            peak = f"{step['peak_mb']:,.0f}" if step.get("peak_mb") else ""
+            print(f"{step['step']:<40} {step['seconds']:>8.1f} {'':>10} {'':>10} {peak:>12}")
+            for b in step["blocks"]:
+                secs = f"{b['seconds']:.1f}" if isinstance(b["seconds"], (int, float)) else ""
+                print(f"  {b['name'][:38]:<38} {secs:>8} {_fmt(b['in']):>10} {_fmt(b['out']):>10}")
+
+
+def compare(kind: str, mb: float, skip_datatrove: bool, keep: bool) -> None:
+    info = corpus(kind, mb)
+    work = Path(tempfile.mkdtemp(prefix=f"chatlike-bench-pipeline-{kind}-"))
+    try:
+        ours = run_chatlike(info, work / "chatlike")
+        theirs: dict | str = ("skipped (--skip-datatrove)" if skip_datatrove
+                              else run_datatrove(info, work / "datatrove"))
+        print_comparison(info, ours, theirs)
+        d, mb_s, gb = rates(info, ours["seconds"])
+        peer = theirs if isinstance(theirs, dict) else None
+        summary.record(f"whole data DAG, {kind.upper()} ({info['bytes'] / 1e6:.0f} MB)", "docs/s per core", d,
+                       "datatrove nearest pipeline", rates(info, peer["seconds"])[0] if peer else None,
+                       peak_mb=ours["peak_mb"], peer_peak_mb=peer["peak_mb"] if peer else None,
+                       note=f"{gb:.2f} GB per core-hour")
+    finally:
+        if keep:
+            print(f"(work folder kept: {work})")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def scaling(kind: str, base_mb: float) -> None:
+    runs = []
+    for factor in (1, 2, 4):
+        info = corpus(kind, base_mb * factor)
+        work = Path(tempfile.mkdtemp(prefix="chatlike-bench-scaling-"))
+        try:
+            runs.append((factor, info, run_chatlike(info, work)))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    base = runs[0][2]["seconds"]
+    print(f"\nscaling of `chatlike run` (ingest → encode, runner.kind: process, {WORKERS} workers), {kind.upper()}")
+    head = f"{'input':>6} {'MB':>7} {'docs':>9} {'wall s':>8} {'time ×':>7} {'GB/core-h':>10} {'peak RSS MB':>12}"
+    print(head + "\n" + "-" * len(head))
+    for factor, info, r in runs:
+        print(f"{factor:>5}× {info['bytes'] / 1e6:>7.0f} {info['docs']:>9,} {r['seconds']:>8.1f} "
+              f"{r['seconds'] / base:>7.2f} {rates(info, r['seconds'])[2]:>10.2f} {r['peak_mb']:>12,.0f}")
+    ratio = runs[-1][2]["seconds"] / base
+    print(f"aim: 4× the input in ≤ {AIM_SCALING:g}× the time: {ratio:.2f}× — {'met' if ratio <= AIM_SCALING else 'unmet'}")
+    flows = [f for f in ("ingest", "clean", "langid", "quality", "kenlm-train", "perplexity", "dedup-exact",
+                         "dedup-minhash", "dedup-suffix-array", "sample", "tokenizer", "encode")]
+    print("\nper stage: flow wall seconds and peak RSS of the whole tree (MB) at 1×, 2×, 4×")
+    head = f"{'stage':<20} " + " ".join(f"{'s ' + str(f) + '×':>8}" for f, _, _ in runs) + " " + \
+        " ".join(f"{'MB ' + str(f) + '×':>8}" for f, _, _ in runs)
+    print(head + "\n" + "-" * len(head))
+    for name in flows:
+        secs = [r["phase_seconds"].get(name) for _, _, r in runs]
+        peaks = [r["phase_peak_mb"].get(name) for _, _, r in runs]
+        if all(v is None for v in secs):
+            continue
+        print(f"{name:<20} " + " ".join(f"{v:>8.1f}" if v is not None else f"{'':>8}" for v in secs) + " "
+              + " ".join(f"{v:>8,.0f}" if v is not None else f"{'':>8}" for v in peaks))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help=f"{QUICK_MB} MB of each corpus (a few minutes)")
+    ap.add_argument("--corpus", choices=["warc", "jsonl", "both"], default="both")
+    ap.add_argument("--mb", type=float, help="corpus size in MB (default: quick or full size)")
+    ap.add_argument("--skip-datatrove", action="store_true")
+    ap.add_argument("--scaling", action="store_true", help="chatlike at 1×, 2×, 4× of --scaling-mb")
+    ap.add_argument("--scaling-mb", type=float, default=QUICK_MB)
+    ap.add_argument("--keep", action="store_true", help="keep the work folders (datasets, logs)")
+    ap.add_argument("--datatrove-worker", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.datatrove_worker:
+        datatrove_worker(json.loads((args.datatrove_worker / "corpus.json").read_text()), args.datatrove_worker)
+        return
+    kinds = ["warc", "jsonl"] if args.corpus == "both" else [args.corpus]
+    if args.scaling:
+        for kind in (["jsonl"] if args.corpus == "both" else kinds):
+            scaling(kind, args.scaling_mb)
+        return
+    print(f"corpus cache: {CACHE} (built once; delete it to rebuild)")
+    failed = []
+    for kind in kinds:
+        mb = args.mb or (QUICK_MB if args.quick else FULL_MB[kind])
+        try:
+            compare(kind, mb, args.skip_datatrove, args.keep)
+        except SystemExit as e:  # one corpus failing still measures the other
+            print(f"\n{kind.upper()}: {e}")
+            failed.append(kind)
+    if failed:
+        raise SystemExit(f"failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -185,6 +185,7 @@ class ReplyStream:
 
     def _work(self) -> None:
         session, stopping = self.conversation.session, self.conversations.stopping
+        end: tuple[str, dict] = ("error", {"message": "abandoned"})
         try:
             with self.conversations.generating, contextlib.closing(session.stream(self.text)) as pieces:
                 for piece in pieces:
@@ -192,14 +193,17 @@ class ReplyStream:
                         break
                     self._put("token", {"text": piece})
                 else:
-                    self._put("done", {"reply": session.turns[-1]["text"], "finished": session.last_reply_finished})
-                    return
-            self._put("error", {"message": "the server is stopping" if stopping.is_set() else "abandoned"})
+                    end = ("done", {"reply": session.turns[-1]["text"], "finished": session.last_reply_finished})
+            if end[0] != "done" and stopping.is_set():
+                end = ("error", {"message": "the server is stopping"})
         except Exception as e:  # noqa: BLE001 - the page shows what went wrong
             log.exception("reply failed")
-            self._put("error", {"message": f"{type(e).__name__}: {e}"})
+            end = ("error", {"message": f"{type(e).__name__}: {e}"})
         finally:
+            # free the conversation before saying the reply ended: a client that resets or writes again as soon
+            # as it reads `done` must not be told a reply is still being written
             self.conversation.replying.release()
+            self._put(*end)
 
     async def events(self) -> AsyncIterator[str]:
         """Server-sent events: `token` per generated piece, then `done` (the whole reply, and whether it ended by

@@ -19,7 +19,7 @@ PACKAGES = ("storage", "tasks", "model", "flows")
 ALLOWED = {
     "storage": {"numpy", "pyarrow", "tokenizers"},
     "tasks": {"storage", "numpy", "pyarrow", "tokenizers", "pydantic", "xxhash", "datasketch", "pybloom_live",
-              "pydivsufsort", "fasttext", "kenlm", "fastwarc", "resiliparse"},
+              "pydivsufsort", "fasttext", "kenlm", "fastwarc", "resiliparse", "charset_normalizer"},
     "model": {"storage", "torch", "numpy", "safetensors", "peft", "matplotlib", "tokenizers", "transformers", "gguf",
               "bitsandbytes"},
     "flows": {"storage", "tasks", "model", "prefect", "prefect_dask", "pydantic", "yaml", "typer", "rich",

@@ -1,5 +1,5 @@
-"""Scale-out: the data stages on a Dask cluster (several worker processes on loopback) give byte-identical
-datasets to the single-process run."""
+"""Scale-out: the data stages on a Dask cluster (several worker processes on loopback), and on the command's own
+worker processes (`runner.kind: process`), give byte-identical datasets to the single-process run."""
 
 from __future__ import annotations
 
@@ -45,11 +45,36 @@ def test_dask_cluster_outputs_are_byte_identical_to_single_process(tmp_path, pre
                       dashboard_address=None) as cluster:
         dask = pipeline_flow(config=str(_cfg(tmp_path, "dask", {"kind": "dask", "dask_address": cluster.scheduler_address})),
                              stop_after="encode")
-    assert set(local) == set(dask)
+    _assert_identical(tmp_path, "local", "dask", local, dask)
+
+
+def test_process_runner_outputs_are_byte_identical_and_its_workers_outlive_a_stage(tmp_path, prefect_harness):
+    from flows import stage_runner
+    from flows.pipeline import pipeline_flow
+
+    local = pipeline_flow(config=str(_cfg(tmp_path, "local", {"kind": "thread", "workers": 1})), stop_after="encode")
+    procs = pipeline_flow(config=str(_cfg(tmp_path, "procs", {"kind": "process", "workers": 2})), stop_after="encode")
+    _assert_identical(tmp_path, "local", "procs", local, procs)
+    # one pool served every stage: its two workers are the processes that ran the shards, still alive
+    workers, pool = stage_runner._POOL
+    assert workers == 2 and len(pool._processes) == 2
+    pids = {p.pid for p in pool._processes.values()}
+    assert {pool.submit(_pid).result() for _ in range(8)} <= pids
+    assert all(p.is_alive() for p in pool._processes.values())
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+def _assert_identical(tmp_path: Path, a_name: str, b_name: str, a_out: dict, b_out: dict) -> None:
+    assert set(a_out) == set(b_out)
     compared = 0
-    for stage in read_run_pointer(tmp_path / "local", "local")["stages"]:
-        a = read_manifest(read_run_pointer(tmp_path / "local", "local")["stages"][stage]["path"])
-        b = read_manifest(read_run_pointer(tmp_path / "dask", "dask")["stages"][stage]["path"])
+    for stage in read_run_pointer(tmp_path / a_name, a_name)["stages"]:
+        a = read_manifest(read_run_pointer(tmp_path / a_name, a_name)["stages"][stage]["path"])
+        b = read_manifest(read_run_pointer(tmp_path / b_name, b_name)["stages"][stage]["path"])
         assert a.fingerprint == b.fingerprint, stage
         assert [(f.name, f.sha256) for f in a.files] == [(f.name, f.sha256) for f in b.files], stage
         compared += len(a.files)

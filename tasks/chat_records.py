@@ -7,13 +7,13 @@ rest of the pipeline (documents, the messages dataset, sft-data) sees no differe
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from storage.fingerprint import hash_file
 from storage.schemas import MESSAGE_KINDS
 from tasks.records import InputFileError, SkipCounter, stable_id
 from tasks.whatsapp.parser import ChatMessage, WhatsAppChat
@@ -24,7 +24,6 @@ IMAGE, VIDEO, AUDIO, VOICE, STICKER, GIF, DOCUMENT, CONTACT, VIDEO_NOTE, MEDIA =
     "image omitted", "video omitted", "audio omitted", "voice message omitted", "sticker omitted",
     "GIF omitted", "document omitted", "Contact card omitted", "video note omitted", "<Media omitted>",
 )
-_HASH_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -41,19 +40,15 @@ class SourceMessage:
 
 
 def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes, read in chunks (databases and exports can be hundreds of MB)."""
-    digest = hashlib.sha256()
+    """sha256 of a file's bytes (storage.fingerprint.hash_file), a failed read as a one-line InputFileError."""
     try:
-        with open(path, "rb") as f:
-            while chunk := f.read(_HASH_CHUNK):
-                digest.update(chunk)
+        return hash_file(path)
     except FileNotFoundError:
         raise InputFileError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputFileError(f"{path}: is a directory, expected a file") from None
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    return digest.hexdigest()
 
 
 def chat_id_for(file_digest: str, own_id: object) -> str:

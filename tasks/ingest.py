@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import glob
 import gzip
-import itertools
 import io
+import itertools
 import json
 import logging
 import os

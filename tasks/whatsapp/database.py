@@ -64,7 +64,7 @@ from tasks.chat_records import (
     resolve_tz,
 )
 from tasks.records import InputFileError, SkipCounter
-from tasks.whatsapp.parser import WhatsAppChat
+from tasks.whatsapp.parser import WhatsAppChat, read_head
 
 log = logging.getLogger(__name__)
 
@@ -157,16 +157,7 @@ def looks_like_whatsapp_database(path: str | os.PathLike) -> bool:
 
 
 def _check_sqlite(path: Path) -> None:
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected msgstore.db or ChatStorage.sqlite") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    if head == SQLITE_MAGIC:
+    if read_head(path, 16, "msgstore.db or ChatStorage.sqlite") == SQLITE_MAGIC:
         return
     if path.suffix.lower().startswith(".crypt"):
         raise InputFileError(

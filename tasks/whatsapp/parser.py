@@ -275,16 +275,22 @@ def _read_text_file(path: Path) -> bytearray:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
 
-def _is_zip(path: Path) -> bool:
+def read_head(path: Path, size: int, expected: str) -> bytes:
+    """A file's first `size` bytes; a file that cannot be opened is a one-line InputFileError (`expected`: what a
+    directory given instead should have been)."""
     try:
         with open(path, "rb") as f:
-            head = f.read(4)
+            return f.read(size)
     except FileNotFoundError:
         raise InputFileError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected a WhatsApp .txt or .zip export") from None
+        raise InputFileError(f"{path}: is a directory, expected {expected}") from None
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+
+
+def _is_zip(path: Path) -> bool:
+    head = read_head(path, 4, "a WhatsApp .txt or .zip export")
     return head in (b"PK\x03\x04", b"PK\x05\x06") or path.suffix.lower() == ".zip"
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from prefect import flow
-
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import flow_planner
 from flows.stage_runner import parts_stage, shard_task
 from tasks import clean as clean_stage

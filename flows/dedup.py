@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import DEDUP_STAGES, Planner, dedup_method_input, flow_planner
 from flows.stage_runner import publish, run_shards, shard_task, up_to_date
 from storage.dataset import DatasetWriter

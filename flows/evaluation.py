@@ -10,11 +10,12 @@ import os
 import time
 from pathlib import Path
 
-from prefect import flow, get_run_logger, task
+from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import EVALUATED_MODELS, StagePlan, chat_stages_active, flow_planner
 from flows.report import png_markdown
 from flows.stage_runner import publish, up_to_date

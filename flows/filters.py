@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import Planner, flow_planner, own_langid_model_trained
 from flows.stage_runner import parts_stage, publish, shard_task, up_to_date
 from storage.runs import record_stage

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import Planner
 from flows.stage_runner import publish, run_shards, shard_key, shard_task, up_to_date
 from storage.dataset import read_manifest

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import shutil
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import (
     Planner,
     StagePlan,

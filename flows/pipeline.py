@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from prefect import flow, get_run_logger
+from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import upstream_of
 from flows.registry import select_stages, stage_flow
 from flows.report import funnel, funnel_markdown, funnel_png, png_markdown

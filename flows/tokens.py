@@ -6,9 +6,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from prefect import flow
-
 from flows.config import PipelineConfig, load_config
+from flows.flow_decorator import flow
 from flows.plans import Planner, flow_planner
 from flows.stage_runner import publish, run_shards, shard_task, up_to_date
 from storage.parquet import parquet_files

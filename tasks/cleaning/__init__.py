@@ -5,7 +5,7 @@ put per-rule counts in its manifest. The modules, from the bottom up:
 - `phrase_regex`: regexes and tries built from lists of words and phrases;
 - `edits`: making a rule's changes to a text and noting the lines they touch;
 - `lines`: patterns tried only on the lines that hold one of their hint words;
-- `patterns`: every pattern the rules apply, compiled at import (the WhatsApp phrases they look for, in several
+- `patterns`: every pattern the rules apply, compiled when first used (the WhatsApp phrases they look for, in several
   languages, are data in `tasks.whatsapp.phrases`, shared with the parser);
 - `rules`: `CleanRules` and one function per rule;
 - `reference`: what cleaning means, plainly (`clean_text_plainly`), the oracle for

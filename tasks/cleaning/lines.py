@@ -7,7 +7,16 @@ import re
 from collections.abc import Callable, Iterable
 
 from tasks.cleaning.edits import _apply_edits, _fold_case, _fold_line, _lower, _sub_noting_lines
-from tasks.cleaning.phrase_regex import _HSPACE, _HSPACE_CHARS, _any_of, _hint, _longest_words, _phrase_trie
+from tasks.cleaning.phrase_regex import (
+    _HSPACE,
+    _HSPACE_CHARS,
+    LazyPattern,
+    _any_of,
+    _hint,
+    _longest_words,
+    _phrase_trie,
+    lazy_compile,
+)
 
 
 class _LinePattern:
@@ -18,8 +27,8 @@ class _LinePattern:
     with IGNORECASE, is found in exactly the lines it matches once they are case-folded (`_fold_line`), faster.
     """
 
-    def __init__(self, line: re.Pattern, hint_words: Iterable[str], whole_line: bool,
-                 folded: re.Pattern | None = None):
+    def __init__(self, line: LazyPattern, hint_words: Iterable[str], whole_line: bool,
+                 folded: LazyPattern | None = None):
         self.line = line
         self.hint_words = tuple(hint_words)
         self.hint = _hint(self.hint_words)
@@ -91,7 +100,7 @@ def _lines_ending_with(phrases: Iterable[str]) -> Callable[[str], list[int]]:
     IGNORECASE does, in a text without "İ": a scan of the case-folded reversed text, where each line's end comes
     right after a line break. The last text's answer is kept: the media and the deleted-message rules share one
     finder, and the second often gets the same text."""
-    pattern = re.compile(rf"\n[{_HSPACE_CHARS}.]*(?:{_phrase_trie(_fold_case(p)[::-1] for p in phrases)})")
+    pattern = lazy_compile(rf"\n[{_HSPACE_CHARS}.]*(?:{_phrase_trie(_fold_case(p)[::-1] for p in phrases)})")
     last_answer: list[tuple[str, list[int]]] = [("", [])]
 
     def find(text: str) -> list[int]:
@@ -114,14 +123,14 @@ class _WholeMessage(_LinePattern):
             return rf"{_HSPACE}*{phrases_pattern}{_HSPACE}*\.?{_HSPACE}*"
 
         whole = body(_any_of(phrases))
-        super().__init__(re.compile(rf"^{whole}(?:\n|\Z)|(?<=[:\]]){_HSPACE}{whole}$", re.I | re.M),
+        super().__init__(lazy_compile(rf"^{whole}(?:\n|\Z)|(?<=[:\]]){_HSPACE}{whole}$", re.I | re.M),
                          _longest_words(phrases), whole_line=False)
         # The same two ways, for the case-folded line (`_fold_line`), the phrases as a trie: a match ends at the
         # end of the line, and starts at its start or after the first ":" or "]" that can start one, whichever
         # phrase matches. The second pattern starts with that ":" or "]" (the regex engine jumps to those).
         folded = body(f"(?:{_phrase_trie(_fold_case(p) for p in phrases)})")
-        self.alone = re.compile(rf"{folded}(?:\n|\Z)")
-        self.after_name = re.compile(rf"[:\]]({_HSPACE}{folded})$", re.M)
+        self.alone = lazy_compile(rf"{folded}(?:\n|\Z)")
+        self.after_name = lazy_compile(rf"[:\]]({_HSPACE}{folded})$", re.M)
 
     def apply(self, line: str, low: str) -> str:
         if not self.hint.search(low):

@@ -1,4 +1,4 @@
-"""The patterns the rules apply, compiled once at import: WhatsApp placeholders, markers and system lines (from the
+"""The patterns the rules apply, compiled when first used: WhatsApp placeholders, markers and system lines (from the
 phrase tables of `tasks.whatsapp.phrases`), mentions, addresses, links, phone numbers and character classes."""
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from tasks.cleaning.lines import (
 from tasks.cleaning.phrase_regex import (
     _HSPACE,
     _HSPACE_CHARS,
+    LazyPattern,
     _any_of,
     _longest_words,
     _phrase_trie,
     _word_trie,
+    lazy_compile,
 )
 from tasks.whatsapp.phrases import (
     ATTACHED_LABELS,
@@ -62,9 +64,9 @@ _DELETED_PHRASES = _phrases_of(DELETED)
 _EDITED_PHRASES = _phrases_of(EDITED_MARKERS)
 
 
-def _bracketed(inside: str) -> re.Pattern:
+def _bracketed(inside: str) -> LazyPattern:
     """`<…>` or `‹…›` around `inside` (which ends with the closing bracket); see `_remove_bracketed`."""
-    return re.compile(f"[<‹]{inside}", re.I)
+    return lazy_compile(f"[<‹]{inside}", re.I)
 
 
 _MEDIA_BRACKETED = _bracketed(rf"{_HSPACE}*{_any_of(_MEDIA_PHRASES)}{_HSPACE}*[>›]")
@@ -74,12 +76,12 @@ _MEDIA_BARE = _LineFilter((_WholeMessage(_MEDIA_PHRASES),), _LINES_ENDING_WITH_A
 _MEDIA_ATTACHED = _bracketed(
     rf"{_HSPACE}*{_any_of(_phrases_of(ATTACHED_LABELS))}{_HSPACE}*:[^<>‹›\n]*[>›]"
 )
-_FILE_ATTACHED_NOTE = re.compile(
+_FILE_ATTACHED_NOTE = lazy_compile(
     rf"\({_HSPACE}*{_any_of(_phrases_of(FILE_ATTACHED))}{_HSPACE}*\)", re.I
 )
 # The attachment is the whole message, so after "Name:" (or alone on its line) its name may contain spaces
 # ("Max Caulfield.vcf"); elsewhere only a space-free file name counts.
-_FILE_ATTACHED = re.compile(
+_FILE_ATTACHED = lazy_compile(
     r"(?:(?:^|(?<=[:\]]))[^\n<>:]{0,120}?|[^\s<>:\"/\\|?*()]+)\.\w{1,5}" + f"{_HSPACE}*{_FILE_ATTACHED_NOTE.pattern}",
     re.I | re.M,
 )
@@ -128,24 +130,24 @@ def _event(template: str) -> str:
 _EVENT_START = f"[~+{_CAPITAL}\u0621-\u064a]"
 
 
-def _system_event_line() -> re.Pattern:
+def _system_event_line() -> LazyPattern:
     """A line that is a system event, after an optional export timestamp. The events that start with a participant
     share one `{who}`, so a line that starts with a name is read once, not once per event (same lines match)."""
     after_who = [_event(e.removeprefix("{who} ")) for e in SYSTEM_EVENTS if e.startswith("{who} ")]
     others = [_event(e) for e in SYSTEM_EVENTS if not e.startswith("{who} ")]
     events = f"{_WHO}{_HSPACE}+(?:{'|'.join(after_who)})|{'|'.join(others)}"
-    return re.compile(
+    return lazy_compile(
         rf"^{_HSPACE}*{_EXPORT_TIMESTAMP}?(?={_EVENT_START})(?:{events}){_HSPACE}*\.?{_HSPACE}*(?:\n|\Z)", re.M
     )
 
 
 _SYSTEM_EVENT = _LinePattern(_system_event_line(), SYSTEM_EVENT_WORDS, whole_line=True)
 _ENCRYPTION_NOTICE = _LinePattern(
-    re.compile(rf"^[^\n]*{_any_of(ENCRYPTION_NOTICES)}[^\n]*(?:\n|\Z)", re.I | re.M),
+    lazy_compile(rf"^[^\n]*{_any_of(ENCRYPTION_NOTICES)}[^\n]*(?:\n|\Z)", re.I | re.M),
     _longest_words(ENCRYPTION_NOTICES),
     whole_line=True,
     # a line is such a line when it holds a notice anywhere
-    folded=re.compile(_phrase_trie(_fold_case(notice) for notice in ENCRYPTION_NOTICES)),
+    folded=lazy_compile(_phrase_trie(_fold_case(notice) for notice in ENCRYPTION_NOTICES)),
 )
 _SYSTEM_LINES = _LineFilter(
     (_ENCRYPTION_NOTICE, _SYSTEM_EVENT),
@@ -156,7 +158,7 @@ _SYSTEM_LINES = _LineFilter(
 # Format characters (and a stray ZWJ) may sit between @ and the name, since bidi_chars runs later. The character
 # before the @ is checked after it (`@(?<!…@)`), so that the regex engine jumps from @ to @.
 _MENTION_GAP = f"[{_FORMAT_CHARS}\\u200d]*"
-_MENTION = re.compile(
+_MENTION = lazy_compile(
     r"@(?<![\w.@+\-/:]@)(?:"
     rf"{_MENTION_GAP}\u2068[^\u2069\n]{{1,80}}\u2069"
     rf"|{_MENTION_GAP}(?:\+{_D}(?:(?:{_HSPACE}+|-)?{_D}){{6,16}}|{_D}{{8,15}}"
@@ -167,7 +169,7 @@ _MENTION = re.compile(
 
 # An address has no space in it and its look-arounds treat a space like the edge of the text, so it is looked for
 # only in the pieces between spaces that hold an @ (see `_pieces_sub`).
-_EMAIL = re.compile(
+_EMAIL = lazy_compile(
     r"(?<![\w.%+\-])(?:mailto:)?[\w][\w.%+\-]*@[\w](?:[\w\-]*[\w])?(?:\.[\w](?:[\w\-]*[\w])?)*\.[^\W\d_]{2,24}"
     r"(?![\w\-@])",
     re.I,
@@ -176,13 +178,13 @@ _EMAIL = re.compile(
 # A URL runs to the next space; trailing punctuation belongs to the sentence. Both kinds of link below hold no
 # space, so they are looked for in the pieces around `_URL_ANCHOR` and `_TLD_HINT` matches.
 _URL_TAIL = r"(?:[^\s<>\"]*[^\s<>\".,;:!?)\]}'»”’…])?"
-_URL_SCHEME = re.compile(rf"(?i:\b(?:https?|ftp)://|\bwww{_D}{{0,3}}\.)[^\s<>\"]{_URL_TAIL}")
-_URL_ANCHOR = re.compile("://|w[wW][wW]|W[wW][wW]")  # inside every _URL_SCHEME match
+_URL_SCHEME = lazy_compile(rf"(?i:\b(?:https?|ftp)://|\bwww{_D}{{0,3}}\.)[^\s<>\"]{_URL_TAIL}")
+_URL_ANCHOR = lazy_compile("://|w[wW][wW]|W[wW][wW]")  # inside every _URL_SCHEME match
 # A bare domain starts with a label after a space or punctuation (not inside a word, an address or a path); the
 # cheap `_TLD_HINT` scan (it starts at a dot) tells whether the full pattern needs to run at all.
-_TLD_HINT = re.compile(rf"\.(?:{_word_trie(LINK_TLDS + LINK_TLDS_WITH_PATH_ONLY)})(?![\w\-])")
+_TLD_HINT = lazy_compile(rf"\.(?:{_word_trie(LINK_TLDS + LINK_TLDS_WITH_PATH_ONLY)})(?![\w\-])")
 _LABELS = r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+"
-_BARE_DOMAIN = re.compile(
+_BARE_DOMAIN = lazy_compile(
     rf"(?<![\w@.\-/:])"
     rf"(?:{_LABELS}(?:{_word_trie(LINK_TLDS)})(?::{_D}{{2,5}})?(?:/{_URL_TAIL})?"
     rf"|{_LABELS}(?:{_word_trie(LINK_TLDS_WITH_PATH_ONLY)})(?::{_D}{{2,5}})?/{_URL_TAIL})"
@@ -202,16 +204,16 @@ _PHONE_NUMBER = (
     # (555) 013-2847, 555-013-2847, 1-800-555-0199
     rf"|(?P<nanp>(?:1(?:{_HSPACE}+|[.\-]))?(?:\({_D}{{3}}\){_HSPACE}*|{_D}{{3}}[.\-]){_D}{{3}}[.\-]{_D}{{4}})"
 )
-_PHONE = re.compile(rf"(?<![\w+@/.,\-])(?:{_PHONE_NUMBER})(?![\w@]|[.,]\d)")
+_PHONE = lazy_compile(rf"(?<![\w+@/.,\-])(?:{_PHONE_NUMBER})(?![\w@]|[.,]\d)")
 
 
-def _phone_scan(first: str) -> re.Pattern:
+def _phone_scan(first: str) -> LazyPattern:
     """`_PHONE`'s matches that start with one of the `first` characters, found from that character (the regex
     engine skips all others): the character before it is checked by a look-behind, then a look-ahead inside a
     one-character look-behind reads the number from that first character on, into the group `phone`. Every
     number's third character is a digit, a separator or "(": checking that first quickly drops times and dates
     ("08:00", "01/05")."""
-    return re.compile(
+    return lazy_compile(
         rf"[{first}](?<![\w+@/.,\-].)(?=.[0-9(.\-{_HSPACE_CHARS}])"
         rf"(?<=(?=(?P<phone>(?:{_PHONE_NUMBER})(?![\w@]|[.,]\d))).)"
     )
@@ -221,19 +223,19 @@ _PHONE_SCAN = _phone_scan("+(0-9")
 # Only a North American number starts with a digit other than 0, and each one holds this; a text without it only
 # needs the (much rarer) starts +, ( and 0 looked at.
 _NANP_HINTS = tuple(
-    (first, re.compile(rf"{re.escape(first)}{_HSPACE}*{_D}{{3}}[.\-]{_D}{{4}}")) for first in ").-"
+    (first, lazy_compile(rf"{re.escape(first)}{_HSPACE}*{_D}{{3}}[.\-]{_D}{{4}}")) for first in ").-"
 )
 _PHONE_SCAN_NOT_NANP = _phone_scan("+(0")
 _MIN_PHONE_DIGITS = 8
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x84\x86-\x9f]")
-_OTHER_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
-_LATIN1_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a small character set: a faster scan
-_FORMAT = re.compile(f"[{_FORMAT_CHARS}]")
-_ZWJ_RUN = re.compile("\u200d+")
+_CONTROL = lazy_compile(r"[\x00-\x08\x0b-\x1f\x7f-\x84\x86-\x9f]")
+_OTHER_LINE_BREAKS = lazy_compile("[\x85\u2028\u2029]")
+_LATIN1_CONTROL = lazy_compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a small character set: a faster scan
+_FORMAT = lazy_compile(f"[{_FORMAT_CHARS}]")
+_ZWJ_RUN = lazy_compile("\u200d+")
 # a joiner that `_keep_joining_zwj` would drop: next to another, or not between two non-ASCII non-space characters
-_LOOSE_ZWJ = re.compile("\u200d(?:\u200d|(?![^\\x00-\\x7f\\s])|(?<![^\\x00-\\x7f\\s]\u200d))")
+_LOOSE_ZWJ = lazy_compile("\u200d(?:\u200d|(?![^\\x00-\\x7f\\s])|(?<![^\\x00-\\x7f\\s]\u200d))")
 # what str.split() splits on (str.isspace()) but the plain space and the line break: tab, no-break space…
-_ODD_SPACES = re.compile("[\t\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
-_PLAIN_SPACES = re.compile("   *")  # two or more (the pattern starts with a two-space literal: a fast scan)
-_MANY_NEWLINES = re.compile(r"\n{3,}")
+_ODD_SPACES = lazy_compile("[\t\x0b\x0c\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_PLAIN_SPACES = lazy_compile("   *")  # two or more (the pattern starts with a two-space literal: a fast scan)
+_MANY_NEWLINES = lazy_compile(r"\n{3,}")

@@ -87,6 +87,15 @@ def _prepare_run(cfg) -> None:
         stop_on_signals()
 
 
+def _start_prefect():
+    """The command's temporary Prefect server, started before the flows are imported so that the two overlap
+    (flows/temporary_server.py); None inside another program (the tests), where Prefect is that program's."""
+    from flows.shutdown import owns_this_process
+    from flows.temporary_server import start_temporary_server
+
+    return start_temporary_server() if owns_this_process() else None
+
+
 @app.callback()
 def _main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks.")) -> None:
     _state["debug"] = debug
@@ -108,11 +117,13 @@ def run(
         cfg = load_config(config)
         stages = select_stages(start_at, stop_after, only)
         _prepare_run(cfg)
+        server = _start_prefect()
         console.print(f"[bold]chatlike[/] {cfg.name}: {' → '.join(stages)}")
         _quiet_tracebacks()
         from flows.pipeline import foreground_run_settings, pipeline_flow
+        from flows.temporary_server import temporary_server_ready
 
-        with foreground_run_settings():
+        with temporary_server_ready(server), foreground_run_settings():
             outputs = pipeline_flow(config=str(config), start_at=start_at, stop_after=stop_after, only=only,
                                     force=force)
     except Exception as e:  # noqa: BLE001 - the CLI turns every failure into one line
@@ -221,11 +232,13 @@ def eval_(
         if path is not None:  # up to date: no need to start Prefect
             record_stage(cfg.data_root, cfg.name, "persona-eval", path)
         elif plan is not None:
+            server = _start_prefect()
             _quiet_tracebacks()
             from flows.evaluation import persona_eval_flow
             from flows.pipeline import foreground_run_settings
+            from flows.temporary_server import temporary_server_ready
 
-            with foreground_run_settings():
+            with temporary_server_ready(server), foreground_run_settings():
                 path = persona_eval_flow(config=str(config), force=force)
         if path is None:
             raise ValueError("persona-eval makes nothing until sft_data.target_author names the person to imitate")

@@ -2,7 +2,7 @@
 its whole process tree, promptly, whoever sends the signal (Ctrl-C, `kill`, systemd, docker).
 
 The first signal raises KeyboardInterrupt in the main thread, so SIGTERM takes the same road as Ctrl-C: `finally`
-blocks and atexit hooks stop what the command started (training process trees, Prefect's ephemeral server, the
+blocks and atexit hooks stop what the command started (training process trees, the temporary Prefect server, the
 server and workers of `chatlike serve`). Whatever is still running `grace_s` later, or when a second signal
 arrives, is killed: every descendant gets SIGKILL and the command exits.
 

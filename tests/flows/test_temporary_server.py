@@ -1,0 +1,80 @@
+"""The temporary Prefect server of `chatlike run` and `chatlike eval` (flows/temporary_server.py): started by the
+command before its imports, every log and flow run reaches it, nothing of it is left afterwards, and a server
+that the user's Prefect settings name is used instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from flows.temporary_server import listening_socket
+from tests.conftest import ROOT
+
+CHATLIKE = [sys.executable, "-m", "flows.cli"]
+
+
+def _env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_") and k != "DO_NOT_TRACK"}
+    return {**env, **extra}
+
+
+def _config(folder: Path) -> Path:
+    cfg = {"name": "temp-server", "data_root": str(folder / "data"),
+           "ingest": {"inputs": [{"path": str(ROOT / "examples" / "whatsapp"), "kind": "whatsapp"}]}}
+    path = folder / "temp-server.yaml"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_connections_to_the_servers_socket_do_not_wait_for_delayed_acks():
+    with listening_socket() as listening:
+        with socket.create_connection(listening.getsockname()) as client:
+            accepted, _ = listening.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+                client.sendall(b"ping")
+                assert accepted.recv(4) == b"ping"
+
+
+@pytest.mark.slow
+def test_chatlike_run_records_its_runs_and_logs_in_its_own_server_and_leaves_nothing_running(tmp_path):
+    before = {p.pid for p in psutil.process_iter() if "uvicorn" in " ".join(p.cmdline())}
+    r = subprocess.run([*CHATLIKE, "run", "--config", str(_config(tmp_path)), "--stop-after", "clean"],
+                       cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    left = [p for p in psutil.process_iter() if "uvicorn" in " ".join(p.cmdline()) and p.pid not in before]
+    assert not left, [p.cmdline() for p in left]
+    # the database of the server, beside the data root: the three flow runs finished, and the logs the stages
+    # wrote reached it before it stopped
+    with sqlite3.connect(tmp_path / ".prefect" / "prefect.db") as db:
+        runs = dict(db.execute("select flow.name, flow_run.state_type from flow_run join flow on flow.id = flow_run.flow_id"))
+        logs = [m for (m,) in db.execute("select message from log")]
+    assert runs == {"pipeline": "COMPLETED", "ingest": "COMPLETED", "clean": "COMPLETED"}
+    assert any(m.startswith("pipeline 'temp-server': ingest → clean") for m in logs), logs[:5]
+
+
+@pytest.mark.slow
+def test_a_server_named_in_the_users_prefect_profile_is_used_instead(tmp_path, prefect_harness):
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+    from prefect.settings import PREFECT_API_URL
+
+    home = tmp_path / "my-prefect"
+    home.mkdir()
+    (home / "profiles.toml").write_text(
+        f'active = "mine"\n\n[profiles.mine]\nPREFECT_API_URL = "{PREFECT_API_URL.value()}"\n')
+    cfg = _config(tmp_path)
+    r = subprocess.run([*CHATLIKE, "run", "--config", str(cfg), "--stop-after", "ingest"], cwd=tmp_path,
+                       env=_env(PREFECT_HOME=str(home)), capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=["pipeline"])))
+    assert any(run.parameters.get("config") == str(cfg) for run in runs)

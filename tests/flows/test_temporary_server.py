@@ -34,6 +34,18 @@ def _config(folder: Path) -> Path:
     return path
 
 
+def _servers_of(prefect_home: Path) -> list[psutil.Process]:
+    """The uvicorn processes serving the Prefect database of this home (other tests may run servers too)."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if "uvicorn" in " ".join(p.cmdline()) and p.environ().get("PREFECT_HOME") == str(prefect_home):
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
 def test_connections_to_the_servers_socket_do_not_wait_for_delayed_acks():
     with listening_socket() as listening:
         with socket.create_connection(listening.getsockname()) as client:
@@ -46,12 +58,10 @@ def test_connections_to_the_servers_socket_do_not_wait_for_delayed_acks():
 
 @pytest.mark.slow
 def test_chatlike_run_records_its_runs_and_logs_in_its_own_server_and_leaves_nothing_running(tmp_path):
-    before = {p.pid for p in psutil.process_iter() if "uvicorn" in " ".join(p.cmdline())}
     r = subprocess.run([*CHATLIKE, "run", "--config", str(_config(tmp_path)), "--stop-after", "clean"],
                        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
-    left = [p for p in psutil.process_iter() if "uvicorn" in " ".join(p.cmdline()) and p.pid not in before]
-    assert not left, [p.cmdline() for p in left]
+    assert not _servers_of(tmp_path / ".prefect")
     # the database of the server, beside the data root: the three flow runs finished, and the logs the stages
     # wrote reached it before it stopped
     with sqlite3.connect(tmp_path / ".prefect" / "prefect.db") as db:

@@ -628,6 +628,23 @@ def compare(kind: str, mb: float, skip_datatrove: bool, keep: bool) -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
+# What holds a stage's memory as the corpus grows (the scaling table's last column).
+MEMORY_BOUND = {
+    "ingest": "one input file per worker, streamed",
+    "clean": "one part per worker (a part is one input file)",
+    "langid": "one part per worker + the fastText model per worker",
+    "quality": "one part per worker",
+    "perplexity": "one part + the KenLM model per worker; kenlm-train: the reference text (fixed)",
+    "dedup-exact": "the hashes of one of dedup.exact.partitions (4) hash partitions per select call",
+    "dedup-minhash": "~24 B × 14 bands × documents / dedup.minhash.partitions per bucket call",
+    "dedup-suffix-array": "~18 B per text byte up to dedup.suffix_array.max_group_bytes (512 MB of text → ~9 GB); "
+                          "above it, groups of parts (repeats across groups are not removed)",
+    "sample": "the sampled rows (sample.max_bytes)",
+    "tokenizer": "the sample's text (HF tokenizers' pair counts)",
+    "encode": "one part per worker",
+}
+
+
 def scaling(kind: str, base_mb: float) -> None:
     runs = []
     for factor in (1, 2, 4):
@@ -648,9 +665,10 @@ def scaling(kind: str, base_mb: float) -> None:
     print(f"aim: 4× the input in ≤ {AIM_SCALING:g}× the time: {ratio:.2f}× — {'met' if ratio <= AIM_SCALING else 'unmet'}")
     flows = [f for f in ("ingest", "clean", "langid", "quality", "kenlm-train", "perplexity", "dedup-exact",
                          "dedup-minhash", "dedup-suffix-array", "sample", "tokenizer", "encode")]
-    print("\nper stage: flow wall seconds and peak RSS of the whole tree (MB) at 1×, 2×, 4×")
+    print("\nper stage: flow wall seconds and peak RSS of the whole tree (MB) at 1×, 2×, 4×, and what bounds the "
+          "stage's memory (the corpus's files grow with it here: 8 files whatever the size)")
     head = f"{'stage':<20} " + " ".join(f"{'s ' + str(f) + '×':>8}" for f, _, _ in runs) + " " + \
-        " ".join(f"{'MB ' + str(f) + '×':>8}" for f, _, _ in runs)
+        " ".join(f"{'MB ' + str(f) + '×':>8}" for f, _, _ in runs) + "  memory bounded by"
     print(head + "\n" + "-" * len(head))
     for name in flows:
         secs = [r["phase_seconds"].get(name) for _, _, r in runs]
@@ -658,7 +676,8 @@ def scaling(kind: str, base_mb: float) -> None:
         if all(v is None for v in secs):
             continue
         print(f"{name:<20} " + " ".join(f"{v:>8.1f}" if v is not None else f"{'':>8}" for v in secs) + " "
-              + " ".join(f"{v:>8,.0f}" if v is not None else f"{'':>8}" for v in peaks))
+              + " ".join(f"{v:>8,.0f}" if v is not None else f"{'':>8}" for v in peaks)
+              + f"  {MEMORY_BOUND.get(name, '')}")
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ configs/demo.yaml in a temporary data root.
 
     .venv/bin/python bench/bench_likeness.py --quick   # the demo as it is (tiny preset, ~1 M parameters)
     .venv/bin/python bench/bench_likeness.py           # also the same chats on the `small` preset (~30 M; slow on CPU)
+    .venv/bin/python bench/bench_likeness.py --quick --sft-dropout 0.1,0.2,0.3   # SFT's dropout chosen by loss
 
 The demo's aims (issue 17): AUC on the non-memorised replies <= 0.8, memorisation <= 10 %, and the share of SFT's
 replies attributed to the person >= 80 % of the share of the person's own held-out replies (the ceiling).
@@ -32,13 +33,16 @@ CHATLIKE = Path(sys.executable).with_name("chatlike")
 SMALL = {"preset": "small", "block_size": 128, "max_steps": 600}
 
 
-def run_demo(data_root: Path, name: str, pretrain: dict | None = None) -> dict:
-    """Run every stage of configs/demo.yaml (with `pretrain` overrides) and return the persona-eval figures."""
+def run_demo(data_root: Path, name: str, pretrain: dict | None = None, sft: dict | None = None) -> dict:
+    """Run every stage of configs/demo.yaml (with `pretrain` and `sft` overrides) and return the persona-eval
+    figures, with SFT's held-out Assistant loss (its best evaluation)."""
     cfg = yaml.safe_load((ROOT / "configs" / "demo.yaml").read_text(encoding="utf-8"))
     data_root.mkdir(parents=True, exist_ok=True)
     cfg.update(name=name, data_root=str(data_root))
     if pretrain:
         cfg["pretrain"] = {**cfg["pretrain"], **pretrain}
+    if sft:
+        cfg["sft"] = {**cfg.get("sft", {}), **sft}
     path = data_root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     t0 = time.perf_counter()
@@ -49,7 +53,29 @@ def run_demo(data_root: Path, name: str, pretrain: dict | None = None) -> dict:
     figures = json.loads((Path(out) / "likeness.json").read_text(encoding="utf-8"))
     figures["table"] = (Path(out) / "likeness.md").read_text(encoding="utf-8")
     figures["pipeline_seconds"] = seconds
+    sft_run = subprocess.run([str(CHATLIKE), "status", "--config", str(path), "--path", "sft"], check=True,
+                             cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    latest = (Path(sft_run) / "latest").read_text(encoding="utf-8").strip()  # the newest checkpoint's folder
+    state = json.loads((Path(sft_run) / latest / "state.json").read_text(encoding="utf-8"))
+    figures["sft_best"] = state.get("best") or {}
     return figures
+
+
+def dropout_sweep(root: Path, values: list[float]) -> None:
+    """SFT of the demo with each model dropout (the data stages and pretrain are shared): the held-out Assistant
+    loss that chooses it, beside what it does to recitation and likeness."""
+    print("\n=== SFT dropout, chosen by the held-out Assistant loss (tiny preset) ===\n")
+    head = (f"{'dropout':>8} {'best val loss':>14} {'at step':>8} {'memorised':>10} {'AUC':>6} {'AUC unmem.':>11} "
+            f"{'said by person':>15}")
+    print(head + "\n" + "-" * len(head))
+    for value in values:
+        figures = run_demo(root / "sweep", "bench-sweep", sft={"model_dropout": value} if value else None)
+        best, sft = figures["sft_best"], figures["rows"]["sft"]
+        auc_unmem = sft["auc_unmemorised"]
+        print(f"{value:>8g} {best.get('val_loss', float('nan')):>14.4f} {best.get('step', 0):>8} "
+              f"{sft['memorised']:>10.1%} {sft['auc']:>6.3f} "
+              f"{(f'{auc_unmem:.3f}' if auc_unmem is not None else '—'):>11} {sft['said_by_person']:>15.1%}",
+              flush=True)
 
 
 def aims(figures: dict) -> list[str]:
@@ -72,12 +98,17 @@ def aims(figures: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the demo as it is (tiny preset) only")
+    parser.add_argument("--sft-dropout", default="",
+                        help="comma-separated sft.model_dropout values to compare (0: the base's own, none)")
     args = parser.parse_args()
     variants = {"tiny preset (the demo)": None}
     if not args.quick:
         variants["small preset"] = SMALL
     root = Path(tempfile.mkdtemp(prefix="bench-likeness-"))
     try:
+        if args.sft_dropout:
+            dropout_sweep(root, [float(v) for v in args.sft_dropout.split(",")])
+            return
         for label, pretrain in variants.items():
             figures = run_demo(root / label.split()[0], f"bench-{label.split()[0]}", pretrain)
             print(f"\n=== {label}: pipeline {figures['pipeline_seconds']:.0f} s ===\n")

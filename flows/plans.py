@@ -156,6 +156,8 @@ def training_fingerprint_params(params: training.TrainingParams) -> dict:
     fp = params.fingerprint_params()
     for key in (*HOW_NOT_WHAT, "base"):  # the base model is an input, fingerprinted by content
         fp.pop(key, None)
+    if fp.get("model_dropout", 0) is None:  # the base's own dropout: the base is fingerprinted by content
+        del fp["model_dropout"]
     return fp
 
 

@@ -10,6 +10,7 @@ temporary name and renamed, so a killed save leaves the previous files intact.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -75,10 +76,13 @@ def load_config(directory: str | os.PathLike) -> ModelConfig:
 
 
 def load_model(directory: str | os.PathLike, device: torch.device | str = "cpu",
-               dtype: torch.dtype | None = None) -> GPT:
-    """Rebuild the GPT described by config.json and fill it from model.safetensors (in eval mode)."""
+               dtype: torch.dtype | None = None, dropout: float | None = None) -> GPT:
+    """Rebuild the GPT described by config.json and fill it from model.safetensors (in eval mode); `dropout`
+    replaces the config's (what a fine-tuning run trains with)."""
     directory = Path(directory)
     config = load_config(directory)
+    if dropout is not None:
+        config = dataclasses.replace(config, dropout=dropout)
     weights = directory / WEIGHTS_NAME
     if not weights.is_file():
         raise FileNotFoundError(f"{weights}: weights file missing")

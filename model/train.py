@@ -136,6 +136,7 @@ class TrainSettings:
     block_size: int | None = None
     # sft / lora
     train_on: str = "assistant"
+    model_dropout: float | None = None  # the model's dropout while fine-tuning; None: the base's
     rank: int = 8
     alpha: float = 16.0
     dropout: float = 0.05
@@ -153,6 +154,8 @@ class TrainSettings:
         settings = cls(**data)
         if settings.train_on not in TRAIN_ON:
             raise ValueError(f"train_on={settings.train_on!r} is not one of {', '.join(TRAIN_ON)}")
+        if settings.model_dropout is not None and not 0.0 <= settings.model_dropout < 1.0:
+            raise ValueError(f"model_dropout={settings.model_dropout} must be in [0, 1)")
         for name, options in (("device", ("auto", "cpu", "cuda")), ("dtype", ("auto", "float32", "bfloat16")),
                               ("compile", ("auto", "on", "off")), ("quantize", QUANTIZE)):
             if getattr(settings, name) not in options:
@@ -624,6 +627,9 @@ class Trainer:
         else:
             base = resolve_checkpoint(run.init_from)
             cfg, source = load_config(base), f"the base checkpoint {base}"
+            if self.s.model_dropout is not None:
+                cfg = dataclasses.replace(cfg, dropout=self.s.model_dropout)
+                source += f" with model_dropout {self.s.model_dropout}"
             trained_with = ((read_state(base) or {}).get("tokenizer") or {}).get("sha256")
             if trained_with and trained_with != self.tok_sha:
                 raise ValueError(f"tokenizer {run.tokenizer} (sha256 {self.tok_sha[:12]}…) is not the one {base} was "
@@ -643,7 +649,7 @@ class Trainer:
         if mode == "pretrain":
             model = load_model(resume) if resume is not None else GPT(cfg)
         elif mode == "sft":
-            model = load_model(resume if resume is not None else base)
+            model = load_model(resume) if resume is not None else load_model(base, dropout=self.s.model_dropout)
         else:
             from model.lora import apply_lora, load_adapter_weights
 
@@ -651,13 +657,14 @@ class Trainer:
             if s.quantize == "nf4":
                 from model.qlora import apply_qlora
 
-                model, report = apply_qlora(load_model(base), s.rank, s.alpha, s.dropout, s.target_modules,
-                                            self.device, self.amp_dtype or torch.float32)
+                model, report = apply_qlora(load_model(base, dropout=s.model_dropout), s.rank, s.alpha, s.dropout,
+                                            s.target_modules, self.device, self.amp_dtype or torch.float32)
                 self.quantized = {"quantize": "nf4", "quantized_layers": report.layers,
                                   "base_weight_bytes": report.weights_before,
                                   "quantized_weight_bytes": report.weights_after}
             else:
-                model = apply_lora(load_model(base), s.rank, s.alpha, s.dropout, s.target_modules)
+                model = apply_lora(load_model(base, dropout=s.model_dropout), s.rank, s.alpha, s.dropout,
+                                   s.target_modules)
             if resume is not None:
                 load_adapter_weights(model, resume)
         return model.to(self.device).train()

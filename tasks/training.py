@@ -108,6 +108,10 @@ class SftParams(TrainingParams):
     train_on: Literal["assistant", "all"] = Field(
         "assistant", description="Loss on the Assistant turns only (their text and end token), or on every token."
     )
+    model_dropout: float | None = Field(
+        None, ge=0, lt=1, description="Dropout in the model (attention, residual, MLP, embeddings) while it is "
+                                      "fine-tuned; None: the base's own (its config.json). Chosen by the held-out "
+                                      "Assistant loss, it keeps a small model from reciting its training lines.")
 
 
 class LoraParams(SftParams):

@@ -147,6 +147,14 @@ def test_explicit_perplexity_models_are_in_the_fingerprint(tmp_path, with_refere
     assert _fp(cfg, "perplexity-tags") != before
 
 
+def test_a_fine_tuning_dropout_changes_that_runs_fingerprint_only(demo):
+    before = _fingerprints(demo)
+    for stage in ("sft", "lora"):
+        section = getattr(demo, stage).model_copy(update={"model_dropout": 0.1})
+        changed = _fingerprints(demo.model_copy(update={stage: section}))
+        assert {s for s in DEMO_DATASETS if changed[s] != before[s]} == {stage}
+
+
 def test_a_stage_run_on_a_given_dataset_is_planned_from_it(demo, tmp_path):
     from storage.dataset import DatasetWriter
 

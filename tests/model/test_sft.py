@@ -7,9 +7,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from model.checkpoint import load_config
 from model.evaluation import evaluate_assistant_perplexity
 from model.sft import SftBatchStream, SftExamples, shift_labels
-from model.train import train
+from model.train import CheckpointMismatch, train
 from storage.chat_format import encode_example, load_tokenizer
 from storage.parquet import ParquetShardWriter
 from tasks.sft_data import SFT_SCHEMA
@@ -125,6 +126,25 @@ def test_sft_resume_is_exact(tmp_path):
     b = load_file(f"{resumed.checkpoint}/model.safetensors")
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert straight.tokens_seen == resumed.tokens_seen
+
+
+def test_model_dropout_is_what_fine_tuning_trains_with_and_resumes_with(tmp_path):
+    """sft.model_dropout replaces the base's dropout (0 in the tiny model) while fine-tuning: the run trains
+    differently, its checkpoints record it, and a resume checks it like any other model setting."""
+    torch.set_num_threads(1)
+    base = pretrained_checkpoint()
+    params = quiet_params(SftParams, max_steps=4, checkpoint_interval=2)
+    plain = train(run_config("sft", tmp_path / "plain", params, init_from=base))
+    dropped = quiet_params(SftParams, max_steps=4, checkpoint_interval=2, model_dropout=0.3)
+    assert train(run_config("sft", tmp_path / "dropout", dropped, init_from=base), stop_at=2).step == 2
+    resumed = train(run_config("sft", tmp_path / "dropout", dropped, init_from=base))
+    assert resumed.resumed_from.endswith("step-000002") and resumed.step == 4
+    assert load_config(base).dropout == 0.0 and load_config(plain.checkpoint).dropout == 0.0
+    assert load_config(resumed.checkpoint).dropout == 0.3
+    assert resumed.train_loss != pytest.approx(plain.train_loss, rel=1e-6)
+    with pytest.raises(CheckpointMismatch, match="dropout"):  # the same run dir asked for another dropout
+        train(run_config("sft", tmp_path / "dropout", quiet_params(SftParams, max_steps=6, checkpoint_interval=2,
+                                                                   model_dropout=0.1), init_from=base))
 
 
 def test_an_empty_sft_set_is_a_clear_error(tmp_path):

@@ -46,13 +46,21 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
                           Path(f.path).name, has_messages) for f in files]
         outputs = [[w.tmp / f"part-{i:05d}.parquet", w.tmp / "messages" / f"part-{i:05d}.parquet"]
                    for i in range(len(files))]
-        results = run_shards(
-            ingest_file_task, calls, [f"part-{i:05d}" for i in range(len(files))], w,
-            cfg.runner, keys=keys, outputs=outputs,
-        )
+        names = [f"part-{i:05d}" for i in range(len(files))]
+        results = run_shards(ingest_file_task, calls, names, w, cfg.runner, keys=keys, outputs=outputs)
         unreadable = ingest_stage.unreadable_files(results)
         ingest_stage.check_readable(unreadable, cfg.ingest)  # fails naming every unreadable file, publishing nothing
         for error in unreadable.values():
             log.warning("ingest: skipped (ingest.on_unreadable: skip): %s", error)
+        copies = ingest_stage.merge_chat_copies(
+            [c["part_path"] for c in calls], [c["messages_part_path"] if c["f"].kind in ingest_stage.CHAT_KINDS
+                                              else None for c in calls], [f.source for f in files], cfg.ingest)
+        for i in copies.rewritten:  # its part is no longer what the file alone gives: not reused by a later run
+            w.record_shard(names[i], results[i].as_record(), None, outputs[i])
         counts, stats = ingest_stage.SUMMARY(results)
+        if copies.merged:
+            counts, stats = ingest_stage.count_chat_copies(counts, stats, copies, [c["part_path"] for c in calls])
+            log.info("ingest: %d chat(s) found in several inputs (an export and a database, or two exports), "
+                     "merged into one: %d document(s) of copies left out", len(copies.merged),
+                     counts["skipped_duplicate_chat_copy"])
         return publish(cfg, plan, w, counts, stats, force)

@@ -26,7 +26,9 @@ import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
+from storage.parquet import iter_batches, read_schema
 from storage.schemas import MESSAGE_KINDS
 from tasks.whatsapp.parser import ChatMessage, WhatsAppChat
 
@@ -57,6 +59,47 @@ def normalize_author(author: str | None) -> str | None:
 def is_exact(chat: WhatsAppChat) -> bool:
     """Whether a chat's timestamps are exact (a database, Telegram) rather than a `.txt` export's."""
     return bool(chat.stats.get("exact_timestamps"))
+
+
+_MESSAGE_COLUMNS = ["chat_id", "index", "timestamp", "author", "text", "kind"]
+_OPTIONAL_COLUMNS = ["source_file", "reply_to"]  # parts of ingest version 1 have no reply_to
+
+
+def read_chat_rows(parts: list[str]) -> tuple[dict[str, list[dict]], int]:
+    """Message rows per chat of messages parts (storage.schemas.MESSAGE_SCHEMA), and how many rows were read."""
+    chats: dict[str, list[dict]] = defaultdict(list)
+    total = 0
+    for part in parts:
+        names = set(read_schema(part).names)
+        missing = [c for c in _MESSAGE_COLUMNS if c not in names]
+        if missing:
+            raise ValueError(f"{part}: not a WhatsApp messages part (no {', '.join(missing)} column)")
+        columns = _MESSAGE_COLUMNS + [c for c in _OPTIONAL_COLUMNS if c in names]
+        for batch in iter_batches(Path(part), columns=columns):
+            for row in batch.to_pylist():
+                total += 1
+                chats[row["chat_id"]].append(row)
+    return chats, total
+
+
+def merge_chat_rows(rows_by_chat: dict[str, list[dict]]) -> list[WhatsAppChat]:
+    """The chats of `read_chat_rows` with copies of one conversation merged (`merge_chats`); a merged chat's
+    `stats` name its copies (`merged_from`: chat_id, source_file). Chats are taken in chat_id order, so the
+    result does not depend on the order of files."""
+    return merge_chats([chat_from_rows(rows_by_chat[chat_id]) for chat_id in sorted(rows_by_chat)])
+
+
+def merge_copies(rows_by_chat: dict[str, list[dict]]) -> tuple[dict[str, list[ChatMessage]], list[dict]]:
+    """Every chat's messages, with copies of one conversation merged (`merge_chat_rows`), and one record per
+    merged chat: the chat_id it keeps, its copies (chat_id, source_file), the messages they shared (kept once)
+    and the time offset found between them."""
+    chats = merge_chat_rows(rows_by_chat)
+    merged = [
+        {"chat_id": c.chat_id, "copies": c.stats["merged_from"], "shared_messages": c.stats["merged_shared_messages"],
+         "offset_seconds": c.stats["merged_offset_seconds"]}
+        for c in chats if "merged_from" in c.stats
+    ]
+    return {c.chat_id: c.messages for c in chats}, merged
 
 
 def chat_from_rows(rows: list[dict]) -> WhatsAppChat:

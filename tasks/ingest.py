@@ -3,7 +3,8 @@
 One shard task per input file: it streams the file's records into one Parquet part (and, for WhatsApp, a
 part of the `messages/` side dataset). Broken records are skipped and counted with their location; a file that
 cannot be read at all fails the stage naming it (`check_readable`), or with `on_unreadable: skip` is counted and
-listed in the manifest's `unreadable_files`.
+listed in the manifest's `unreadable_files`. When several chat inputs hold copies of one conversation (a `.txt`
+export and the phone's database), the documents keep one merged copy (`merge_chat_copies`), counted.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from tasks.records import Document, InputFileError, SkipCounter, stable_id
 from tasks.shard_drivers import ShardCounts, Summary
 
 STAGE = "ingest"
-STAGE_VERSION = "2"  # 2: messages carry reply_to; chat sources telegram and whatsapp-db
+STAGE_VERSION = "3"  # 2: messages carry reply_to, chat sources telegram and whatsapp-db; 3: chat copies merged
 log = logging.getLogger(__name__)
 
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
@@ -349,6 +350,83 @@ def ingest_file(
     result.docs_in = result.docs_out + skips.total  # records read: kept documents plus skipped records
     result.info["skip_examples"] = dict(skips.examples)
     return result
+
+
+@dataclass
+class ChatCopies:
+    """What `merge_chat_copies` did: the document parts it rewrote (by index) and one record per merged chat."""
+
+    rewritten: list[int]
+    merged: list[dict]
+
+
+def merge_chat_copies(doc_parts: Sequence[str], message_parts: Sequence[str | None], sources: Sequence[str],
+                      params: IngestParams) -> ChatCopies:
+    """Copies of one conversation in several chat inputs (a `.txt` export and the phone's database, an export made
+    again later) become one chat in the documents: `tasks.chat_merge` finds them in the messages parts, the
+    copies' documents are removed from their parts and the merged chat's sessions written, once, into the part of
+    the copy it keeps (the one with exact timestamps). Part `i` of `doc_parts` is input file `i`'s, `message_parts`
+    its messages part (None for a file that is not a chat), `sources` its source. The messages dataset keeps every
+    copy as read (sft-data merges them the same way). Rerunning it on its own output changes nothing."""
+    from tasks.chat_merge import merge_chat_rows, read_chat_rows
+    from tasks.whatsapp import chat_to_documents
+
+    chats = [(i, p) for i, p in enumerate(message_parts) if p and os.path.isfile(p)]
+    if len(chats) < 2:
+        return ChatCopies([], [])
+    rows_by_chat: dict[str, list[dict]] = {}
+    part_of: dict[str, int] = {}
+    for i, part in chats:
+        rows, _ = read_chat_rows([part])
+        for chat_id, chat_rows in rows.items():
+            if chat_id not in rows_by_chat:  # the same chat id twice is the same file read twice: one copy
+                rows_by_chat[chat_id], part_of[chat_id] = chat_rows, i
+    removed: set[str] = set()
+    added: dict[int, list[dict]] = {}
+    merged = []
+    for chat in merge_chat_rows(rows_by_chat):
+        copies = chat.stats.get("merged_from")
+        if not copies:
+            continue
+        home = part_of[chat.chat_id]
+        docs = chat_to_documents(chat, session_gap_hours=params.session_gap_hours, pseudonymize=params.pseudonymize,
+                                 salt=params.pseudonym_salt)
+        for doc in docs:
+            doc.source = sources[home]
+        removed.update(c["chat_id"] for c in copies)
+        added.setdefault(home, []).extend(doc.as_row() for doc in docs)
+        merged.append({"chat_id": chat.chat_id, "copies": copies,
+                       "shared_messages": chat.stats["merged_shared_messages"],
+                       "offset_seconds": chat.stats["merged_offset_seconds"], "documents": len(docs)})
+    rewritten = sorted({part_of[chat_id] for chat_id in removed})
+    for i in rewritten:
+        _rewrite_chat_part(doc_parts[i], removed, added.get(i, []))
+    return ChatCopies(rewritten, merged)
+
+
+def count_chat_copies(counts: dict, stats: dict, copies: ChatCopies, doc_parts: Sequence[str]) -> tuple[dict, dict]:
+    """The manifest's counts and stats after `merge_chat_copies`: `out` is what the parts now hold, the documents
+    of copies left out are skipped as `duplicate_chat_copy`, and `merged_chats` lists the merged chats."""
+    from storage.parquet import count_rows
+
+    out = sum(count_rows(p) for p in doc_parts)
+    counts = {**counts, "out": out, "skipped_duplicate_chat_copy": max(0, counts["out"] - out)}
+    return counts, {**stats, "merged_chats": copies.merged}
+
+
+def _rewrite_chat_part(path: str, removed: set[str], added: list[dict]) -> None:
+    """The documents part at `path` without the sessions of the chats in `removed`, then `added` (in place)."""
+    from storage.parquet import iter_batches
+
+    def kept() -> Iterator[dict]:
+        for batch in iter_batches(Path(path)):
+            for row in batch.to_pylist():
+                if json.loads(row["meta"] or "{}").get("chat_id") not in removed:
+                    yield row
+
+    with ParquetShardWriter(path, DOCUMENT_SCHEMA) as out:  # a new file renamed over the old on close
+        out.write_rows(kept())
+        out.write_rows(added)
 
 
 def unreadable_files(shards: Sequence[ShardCounts]) -> dict[str, str]:

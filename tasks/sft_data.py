@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
@@ -32,8 +32,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from storage.chat_format import ASSISTANT, USER, ChatTokens, encode_turn, format_turns, load_tokenizer
-from storage.parquet import ParquetShardWriter, iter_batches, read_schema
-from tasks.chat_merge import chat_from_rows, merge_chats
+from storage.parquet import ParquetShardWriter, iter_batches
+from tasks.chat_merge import merge_copies, read_chat_rows
 from tasks.cleaning import CleanRules, clean_text
 from tasks.training import SftDataParams
 from tasks.whatsapp.classify import normalize_author
@@ -55,8 +55,6 @@ SFT_SCHEMA = pa.schema(
         pa.field("n_tokens", pa.int32(), nullable=False),
     ]
 )
-_MESSAGE_COLUMNS = ["chat_id", "index", "timestamp", "author", "text", "kind"]
-_OPTIONAL_COLUMNS = ["source_file", "reply_to"]  # parts of ingest version 1 have no reply_to
 
 
 @dataclass
@@ -94,37 +92,6 @@ class SftDataResult:
         return {"target_author": self.target_author, "authors": self.authors, "chats": self.chats,
                 "sessions": self.sessions, "tokens": self.tokens, "assistant_turns": self.assistant_turns,
                 "merged_chats": self.merged_chats}
-
-
-def _read_chats(parts: list[str]) -> tuple[dict[str, list[dict]], int]:
-    """Message rows per chat, and how many rows were read."""
-    chats: dict[str, list[dict]] = defaultdict(list)
-    total = 0
-    for part in parts:
-        names = set(read_schema(part).names)
-        missing = [c for c in _MESSAGE_COLUMNS if c not in names]
-        if missing:
-            raise ValueError(f"{part}: not a WhatsApp messages part (no {', '.join(missing)} column)")
-        columns = _MESSAGE_COLUMNS + [c for c in _OPTIONAL_COLUMNS if c in names]
-        for batch in iter_batches(Path(part), columns=columns):
-            for row in batch.to_pylist():
-                total += 1
-                chats[row["chat_id"]].append(row)
-    return chats, total
-
-
-def merge_copies(rows_by_chat: dict[str, list[dict]]) -> tuple[dict[str, list[ChatMessage]], list[dict]]:
-    """Every chat's messages, with copies of one conversation merged (`tasks.chat_merge.merge_chats`), and one
-    record per merged chat: the chat_id it keeps, its copies (chat_id, source_file), the messages they shared
-    (kept once) and the time offset found between them. Chats are given in chat_id order, so the result does not
-    depend on file order."""
-    chats = merge_chats([chat_from_rows(rows_by_chat[chat_id]) for chat_id in sorted(rows_by_chat)])
-    merged = [
-        {"chat_id": c.chat_id, "copies": c.stats["merged_from"], "shared_messages": c.stats["merged_shared_messages"],
-         "offset_seconds": c.stats["merged_offset_seconds"]}
-        for c in chats if "merged_from" in c.stats
-    ]
-    return {c.chat_id: c.messages for c in chats}, merged
 
 
 def count_authors(messages_parts: list[str]) -> Counter:
@@ -192,7 +159,7 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     """
     tokenizer = load_tokenizer(tokenizer_path)
     tokens = ChatTokens.from_tokenizer(tokenizer)
-    rows_by_chat, total = _read_chats([str(p) for p in messages_parts])
+    rows_by_chat, total = read_chat_rows([str(p) for p in messages_parts])
     chats, merged = merge_copies(rows_by_chat)
     folded = len(rows_by_chat) - len(chats)
     shared = sum(m["shared_messages"] for m in merged)

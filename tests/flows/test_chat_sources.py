@@ -10,6 +10,7 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -168,6 +169,15 @@ def test_a_chat_exported_and_in_the_database_is_trained_once(tmp_path, prefect_h
 
     ingest = read_manifest(out["ingest"])
     assert ingest.counts["messages"] == 12 + 12  # both copies are in the messages dataset
+    # the corpus holds the chat once: one document per evening (days 1-4), each line of it once
+    docs = [row for part in sorted(Path(out["ingest"]).glob("part-*.parquet"))
+            for row in pq.read_table(part).to_pylist()]
+    assert len(docs) == 4 and ingest.counts["out"] == 4
+    assert ingest.counts["skipped_duplicate_chat_copy"] == 2  # the copies had 3 + 3 evenings
+    lines = [line for doc in docs for line in doc["text"].split("\n")]
+    assert sorted(lines) == sorted(f"{who}: {text}" for day in DAYS for who, text in day)
+    [in_corpus] = ingest.stats["merged_chats"]
+    assert in_corpus["documents"] == 4 and in_corpus["shared_messages"] == 8
     sft = read_manifest(out["sft-data"])
     assert sft.counts["exports_merged"] == 1 and sft.counts["dropped_duplicate"] == 8  # days 2 and 3
     [merged] = sft.stats["merged_chats"]
@@ -183,3 +193,12 @@ def test_a_chat_exported_and_in_the_database_is_trained_once(tmp_path, prefect_h
     for row in examples:  # and no line twice in any context
         lines = [line for turn in row["turns"] for line in turn["text"].split("\n")]
         assert len(lines) == len(set(lines))
+
+    # the export deleted: the database's part is read again, not reused with the export's evening merged in
+    from flows.pipeline import pipeline_flow
+
+    (inbox / "priya_export.txt").unlink()
+    again = pipeline_flow(config=str(tmp_path / "persona.yaml"), only=["ingest"])["ingest"]
+    texts = [row["text"] for part in sorted(Path(again).glob("part-*.parquet")) for row in pq.read_table(part).to_pylist()]
+    assert len(texts) == 3 and not any(text in "\n".join(texts) for _who, text in DAYS[0])
+    assert "merged_chats" not in read_manifest(again).stats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from tasks.chat_merge import merge_chats, normalize_author
@@ -92,3 +93,53 @@ def test_authors_compare_by_phone_digits_or_folded_names():
     assert normalize_author("+44 7700 900123") == normalize_author("447700900123") == "447700900123"
     assert normalize_author(" Sam Lee\u200e") == normalize_author("sam lee")
     assert normalize_author(None) is None
+
+
+def test_ingest_keeps_one_copy_of_a_chat_in_the_documents(tmp_path):
+    """An export and the database of one chat, ingested file by file: the copies' documents give way to the merged
+    chat's, written into the database's part; the database's other chat (a group) and the messages parts are left
+    as they were, and a second pass changes nothing."""
+    import pyarrow.parquet as pq
+
+    from tasks.ingest import ingest_file, merge_chat_copies, resolve_inputs
+    from tasks.params import IngestParams
+
+    export, (sam, group) = _sources(tmp_path)
+    params = IngestParams(inputs=[{"path": export.path}, {"path": str(tmp_path / "msgstore.db")}])
+    files = resolve_inputs(params)
+    docs = [str(tmp_path / f"part-{i}.parquet") for i in range(len(files))]
+    messages = [str(tmp_path / "messages" / f"part-{i}.parquet") for i in range(len(files))]
+    for f, doc_part, message_part in zip(files, docs, messages, strict=True):
+        ingest_file(f, doc_part, message_part, params)
+    before_messages = [pq.read_table(p) for p in messages]
+    db_part = docs[[f.kind for f in files].index("whatsapp-db")]
+
+    def sessions(part: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for row in pq.read_table(part).to_pylist():
+            out.setdefault(json.loads(row["meta"])["chat_id"], []).append(row["text"])
+        return out
+
+    group_docs = sessions(db_part)[group.chat_id]
+    copies = merge_chat_copies(docs, messages, [f.source for f in files], params)
+    assert sorted(copies.rewritten) == [0, 1] and [m["chat_id"] for m in copies.merged] == [sam.chat_id]
+    [merged] = merge_chats([export, sam])
+    expected = chat_to_documents(merged)
+    assert copies.merged[0]["documents"] == len(expected)
+    everything = [sessions(p) for p in docs]
+    assert [chat for part in everything for chat in part].count(sam.chat_id) == 1
+    assert export.chat_id not in {chat for part in everything for chat in part}
+    assert sessions(db_part) == {group.chat_id: group_docs, sam.chat_id: [d.text for d in expected]}
+    assert [pq.read_table(p) for p in messages] == before_messages  # every copy as read
+
+    tables = [pq.read_table(p) for p in docs]
+    again = merge_chat_copies(docs, messages, [f.source for f in files], params)
+    assert again.merged == copies.merged and [pq.read_table(p) for p in docs] == tables
+
+
+def test_a_single_chat_input_is_left_alone(tmp_path):
+    from tasks.ingest import merge_chat_copies
+    from tasks.params import IngestParams
+
+    assert merge_chat_copies([str(tmp_path / "part-0.parquet")], [str(tmp_path / "missing.parquet")], ["whatsapp"],
+                             IngestParams(inputs=[{"path": str(tmp_path)}])).merged == []

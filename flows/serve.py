@@ -18,6 +18,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flows.temporary_server import server_environment
+
 log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 5.0  # then SIGKILL: a worker asked to stop waits for its flow runs, and for ever once the server is gone
@@ -98,7 +100,7 @@ def start_local_prefect(
 ) -> LocalPrefect:
     project = Path(project_dir).resolve()
     api_url = f"http://{host}:{port}/api"
-    env = {**os.environ, **(extra_env or {})}
+    env = server_environment({**os.environ, **(extra_env or {})})  # the task run recorder's writes batched
     env.update(
         PREFECT_API_URL=api_url,
         CHATLIKE_PROJECT_DIR=str(project),

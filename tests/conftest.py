@@ -25,7 +25,10 @@ def prefect_harness():
     from prefect.testing.utilities import prefect_test_harness
 
     from flows.pipeline import foreground_run_settings
+    from flows.temporary_server import SERVER_SETTINGS
 
+    for name, value in SERVER_SETTINGS.items():  # the server settings of `chatlike run` and `serve`
+        os.environ.setdefault(name, value)
     with foreground_run_settings(), prefect_test_harness(server_startup_timeout=90):
         yield
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from flows.temporary_server import listening_socket
+from flows.temporary_server import listening_socket, server_environment
 from tests.conftest import ROOT
 
 CHATLIKE = [sys.executable, "-m", "flows.cli"]
@@ -67,8 +67,20 @@ def test_chatlike_run_records_its_runs_and_logs_in_its_own_server_and_leaves_not
     with sqlite3.connect(tmp_path / ".prefect" / "prefect.db") as db:
         runs = dict(db.execute("select flow.name, flow_run.state_type from flow_run join flow on flow.id = flow_run.flow_id"))
         logs = [m for (m,) in db.execute("select message from log")]
+        tasks = db.execute("select name, state_type from task_run").fetchall()
     assert runs == {"pipeline": "COMPLETED", "ingest": "COMPLETED", "clean": "COMPLETED"}
+    # the shard tasks too, in their final states: the server's task run recorder writes in batches
+    # (SERVER_SETTINGS) and flushes the last one when the command stops it
+    assert {name.split("-")[0] for name, _ in tasks} >= {"ingest", "clean"}, tasks
+    assert {state for _, state in tasks} == {"COMPLETED"}, tasks
     assert any(m.startswith("pipeline 'temp-server': ingest → clean") for m in logs), logs[:5]
+
+
+def test_the_server_settings_yield_to_the_users():
+    mine = {"PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "1"}
+    env = server_environment(mine)
+    assert env["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE"] == "1"
+    assert env["PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL"] == "1"
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_pipeline.py [--quick] [--corpus warc|jsonl|both] [--skip-datatrove]
     .venv/bin/python bench/bench_pipeline.py --scaling [--scaling-mb 24] [--corpus jsonl]
+    .venv/bin/python bench/bench_pipeline.py --parallel [--mb 24] [--corpus jsonl]   # 1 vs 2 processes, Dask
 
 Two corpora, built once by the set-up into a cache folder outside the repository ($CHATLIKE_BENCH_CACHE, default
 ~/.cache/chatlike-bench/pipeline) and reused:
@@ -66,6 +67,8 @@ REFERENCE_MB = 5
 AIM_SPEEDUP = 3.0
 AIM_GB_PER_CORE_HOUR = 4.0
 AIM_SCALING = 4.4  # 4× the input in at most this many times the time
+AIM_PROCESS_SPEEDUP = 1.7  # each part-wise stage, 2 processes against 1
+AIM_DASK_SPEEDUP = 1.6  # each part-wise stage, a local Dask cluster of 2 single-thread workers against 1 process
 
 
 # ----------------------------------------------------------------------------------------------- corpora
@@ -304,13 +307,13 @@ DATA_STAGES = ("ingest", "clean", "langid-tags", "langid", "quality-tags", "qual
                "tokenizer", "encode")
 
 
-def chatlike_config(info: dict, work: Path) -> Path:
+def chatlike_config(info: dict, work: Path, runner: dict | None = None) -> Path:
     import yaml
 
     cfg = {
         "name": "bench",
         "data_root": str(work / "data"),
-        "runner": {"kind": "process", "workers": WORKERS},
+        "runner": runner or {"kind": "process", "workers": WORKERS},
         "ingest": {"inputs": [{"path": info["glob"], "kind": info["kind"]}]},
         "clean": {"min_chars": 20},
         "kenlm_train": {"references": {"en": [str(reference_text())]}},
@@ -359,9 +362,9 @@ def prefect_home() -> Path:
     return home
 
 
-def run_chatlike(info: dict, work: Path) -> dict:
+def run_chatlike(info: dict, work: Path, runner: dict | None = None) -> dict:
     work.mkdir(parents=True, exist_ok=True)
-    config = chatlike_config(info, work)
+    config = chatlike_config(info, work, runner)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PREFECT_HOME": str(prefect_home())}
     cmd = [str(Path(sys.executable).with_name("chatlike")), "run", "--config", str(config), "--stop-after", "encode"]
@@ -542,6 +545,10 @@ def describe(info: dict) -> str:
             f"(prose paragraphs of a {info['pool_paragraphs']:,}-paragraph pool, {info['draws_per_paragraph']} uses each)")
 
 
+def _num(v: float | None, digits: int) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
 def _fmt(v: object) -> str:
     return f"{v:,}" if isinstance(v, int) else ""
 
@@ -680,6 +687,57 @@ def scaling(kind: str, base_mb: float) -> None:
               + f"  {MEMORY_BOUND.get(name, '')}")
 
 
+# stages that run one task per part (their time should halve with twice the workers); the others are one task
+PART_WISE = ("ingest", "clean", "langid", "quality", "perplexity", "dedup-exact", "dedup-minhash", "encode")
+
+
+def parallel(kind: str, mb: float) -> None:
+    """`chatlike run` of one corpus with 1 process, 2 processes and a local Dask cluster of 2 single-thread
+    worker processes (started here, as a user would start theirs): wall seconds per stage and the speed-ups."""
+    from distributed import LocalCluster
+
+    info = corpus(kind, mb)
+    runs: dict[str, dict] = {}
+    variants = {"1 process": {"kind": "process", "workers": 1},
+                f"{WORKERS} processes": {"kind": "process", "workers": WORKERS}}
+    for label, runner in [*variants.items(), ("dask", None)]:
+        work = Path(tempfile.mkdtemp(prefix="chatlike-bench-parallel-"))
+        try:
+            if runner is None:
+                with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+                    label = f"dask, {WORKERS} workers"
+                    runs[label] = run_chatlike(info, work, {"kind": "dask", "dask_address": cluster.scheduler_address})
+            else:
+                runs[label] = run_chatlike(info, work, runner)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    (one, many, dask) = runs.values()
+    print(f"\nparallel scaling of `chatlike run` (ingest → encode), {describe(info)}: stage flow wall seconds; "
+          f"aims for the part-wise stages: {WORKERS} processes ≥ {AIM_PROCESS_SPEEDUP:g}× one, Dask ≥ "
+          f"{AIM_DASK_SPEEDUP:g}×")
+    labels = list(runs)
+    head = (f"{'stage':<20} {labels[0]:>10} {labels[1]:>12} {'×':>6} {labels[2]:>17} {'×':>6}  part-wise")
+    print(head + "\n" + "-" * len(head))
+    unmet = []
+    for name in ("ingest", "clean", "langid", "quality", "perplexity", "dedup-exact", "dedup-minhash",
+                 "dedup-suffix-array", "sample", "tokenizer", "encode"):
+        a, b, c = (r["phase_seconds"].get(name) for r in (one, many, dask))
+        if a is None:
+            continue
+        up_b = a / b if b else None
+        up_c = a / c if c else None
+        wise = name in PART_WISE
+        if wise and ((up_b or 0) < AIM_PROCESS_SPEEDUP or (up_c or 0) < AIM_DASK_SPEEDUP):
+            unmet.append(name)
+        print(f"{name:<20} {a:>10.1f} {_num(b, 1):>12} {_num(up_b, 2):>6} {_num(c, 1):>17} {_num(up_c, 2):>6}  "
+              f"{'yes' if wise else 'no (one task)'}")
+    total = (one["seconds"], many["seconds"], dask["seconds"])
+    print(f"{'whole command':<20} {total[0]:>10.1f} {total[1]:>12.1f} {total[0] / total[1]:>6.2f} "
+          f"{total[2]:>17.1f} {total[0] / total[2]:>6.2f}")
+    print("aims met for every part-wise stage" if not unmet else f"aims unmet for: {', '.join(unmet)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help=f"{QUICK_MB} MB of each corpus (a few minutes)")
@@ -688,6 +746,8 @@ def main() -> None:
     ap.add_argument("--skip-datatrove", action="store_true")
     ap.add_argument("--scaling", action="store_true", help="chatlike at 1×, 2×, 4× of --scaling-mb")
     ap.add_argument("--scaling-mb", type=float, default=QUICK_MB)
+    ap.add_argument("--parallel", action="store_true", help="1 process vs 2 vs a local Dask cluster (--mb, default "
+                    f"{QUICK_MB})")
     ap.add_argument("--keep", action="store_true", help="keep the work folders (datasets, logs)")
     ap.add_argument("--datatrove-worker", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -695,6 +755,10 @@ def main() -> None:
         datatrove_worker(json.loads((args.datatrove_worker / "corpus.json").read_text()), args.datatrove_worker)
         return
     kinds = ["warc", "jsonl"] if args.corpus == "both" else [args.corpus]
+    if args.parallel:
+        for kind in (["jsonl"] if args.corpus == "both" else kinds):
+            parallel(kind, args.mb or QUICK_MB)
+        return
     if args.scaling:
         for kind in (["jsonl"] if args.corpus == "both" else kinds):
             scaling(kind, args.scaling_mb)

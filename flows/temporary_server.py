@@ -21,10 +21,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 5.0
+SERVER_LOG = "temporary-server.log"  # in the Prefect home
 
 # The server's task run recorder (task runs and their states, from the events clients send) writes each event as
 # it arrives, from the message handler itself. On SQLite those writes contend with the API's for the one write
@@ -68,6 +70,7 @@ class TemporaryServer:
     def __init__(self) -> None:
         self.port = 0
         self.process: subprocess.Popen | None = None
+        self.log_path: Path | None = None
 
     @property
     def api_url(self) -> str:
@@ -78,11 +81,17 @@ class TemporaryServer:
             self.port = listening.getsockname()[1]
             env = {**server_environment(dict(os.environ)), "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
                    "PREFECT__SERVER_FINAL": "1"}
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app",
-                 "--fd", str(listening.fileno()), "--log-level", "error", "--lifespan", "on"],
-                env=env, pass_fds=[listening.fileno()],
-            )
+            # the server's own log (its services' errors, with tracebacks) goes to a file in the Prefect home,
+            # not into the command's output, where errors are one line
+            home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
+            home.mkdir(parents=True, exist_ok=True)
+            self.log_path = home / SERVER_LOG
+            with open(self.log_path, "wb") as out:  # the latest command's server only
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app",
+                     "--fd", str(listening.fileno()), "--log-level", "error", "--lifespan", "on"],
+                    env=env, pass_fds=[listening.fileno()], stdout=out, stderr=subprocess.STDOUT,
+                )
         atexit.register(self.stop)
         log.info("Starting temporary server on http://127.0.0.1:%d", self.port)
 
@@ -92,7 +101,8 @@ class TemporaryServer:
         while time.monotonic() < deadline:
             if self.process is None or self.process.poll() is not None:
                 code = None if self.process is None else self.process.returncode
-                raise RuntimeError(f"the temporary Prefect server exited with code {code} before it was ready")
+                raise RuntimeError(f"the temporary Prefect server exited with code {code} before it was ready "
+                                   f"(its log: {self.log_path})")
             try:  # the connection waits in the socket's queue until the server accepts it
                 with urllib.request.urlopen(f"{self.api_url}/health", timeout=1) as r:
                     if r.status == 200:

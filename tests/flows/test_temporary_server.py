@@ -62,6 +62,8 @@ def test_chatlike_run_records_its_runs_and_logs_in_its_own_server_and_leaves_not
                        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     assert not _servers_of(tmp_path / ".prefect")
+    # the server's own log is a file in the Prefect home, not the command's output
+    assert (tmp_path / ".prefect" / "temporary-server.log").is_file()
     # the database of the server, beside the data root: the three flow runs finished, and the logs the stages
     # wrote reached it before it stopped
     with sqlite3.connect(tmp_path / ".prefect" / "prefect.db") as db:

@@ -33,6 +33,7 @@ are wall-clock on a shared machine: other processes running at the same time slo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -46,6 +47,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -347,18 +349,13 @@ def prefect_home() -> Path:
         from flows.temporary_server import TemporaryServer
 
         home.mkdir(parents=True, exist_ok=True)
-        saved = os.environ.get("PREFECT_HOME")
-        os.environ["PREFECT_HOME"] = str(home)
         server = TemporaryServer()
-        try:
-            server.start()
-            server.wait(300)
-        finally:
-            server.stop()
-            if saved is None:
-                del os.environ["PREFECT_HOME"]
-            else:
-                os.environ["PREFECT_HOME"] = saved
+        with mock.patch.dict(os.environ, {"PREFECT_HOME": str(home)}):
+            try:
+                server.start()
+                server.wait(300)
+            finally:
+                server.stop()
     return home
 
 
@@ -635,6 +632,10 @@ def compare(kind: str, mb: float, skip_datatrove: bool, keep: bool) -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
+# The flows of the data DAG in order, as the phases of a run are named (kenlm-train runs inside perplexity's).
+FLOWS = ("ingest", "clean", "langid", "quality", "perplexity", "dedup-exact", "dedup-minhash", "dedup-suffix-array",
+         "sample", "tokenizer", "encode")
+
 # What holds a stage's memory as the corpus grows (the scaling table's last column).
 MEMORY_BOUND = {
     "ingest": "one input file per worker, streamed",
@@ -670,14 +671,12 @@ def scaling(kind: str, base_mb: float) -> None:
               f"{r['seconds'] / base:>7.2f} {rates(info, r['seconds'])[2]:>10.2f} {r['peak_mb']:>12,.0f}")
     ratio = runs[-1][2]["seconds"] / base
     print(f"aim: 4× the input in ≤ {AIM_SCALING:g}× the time: {ratio:.2f}× — {'met' if ratio <= AIM_SCALING else 'unmet'}")
-    flows = [f for f in ("ingest", "clean", "langid", "quality", "kenlm-train", "perplexity", "dedup-exact",
-                         "dedup-minhash", "dedup-suffix-array", "sample", "tokenizer", "encode")]
     print("\nper stage: flow wall seconds and peak RSS of the whole tree (MB) at 1×, 2×, 4×, and what bounds the "
           "stage's memory (the corpus's files grow with it here: 8 files whatever the size)")
     head = f"{'stage':<20} " + " ".join(f"{'s ' + str(f) + '×':>8}" for f, _, _ in runs) + " " + \
         " ".join(f"{'MB ' + str(f) + '×':>8}" for f, _, _ in runs) + "  memory bounded by"
     print(head + "\n" + "-" * len(head))
-    for name in flows:
+    for name in FLOWS:
         secs = [r["phase_seconds"].get(name) for _, _, r in runs]
         peaks = [r["phase_peak_mb"].get(name) for _, _, r in runs]
         if all(v is None for v in secs):
@@ -697,19 +696,17 @@ def parallel(kind: str, mb: float) -> None:
     from distributed import LocalCluster
 
     info = corpus(kind, mb)
+    runners = {"1 process": {"kind": "process", "workers": 1},
+               f"{WORKERS} processes": {"kind": "process", "workers": WORKERS},
+               f"dask, {WORKERS} workers": None}  # the cluster's address, once it is started
     runs: dict[str, dict] = {}
-    variants = {"1 process": {"kind": "process", "workers": 1},
-                f"{WORKERS} processes": {"kind": "process", "workers": WORKERS}}
-    for label, runner in [*variants.items(), ("dask", None)]:
+    for label, runner in runners.items():
         work = Path(tempfile.mkdtemp(prefix="chatlike-bench-parallel-"))
         try:
-            if runner is None:
-                with LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
-                    label = f"dask, {WORKERS} workers"
-                    runs[label] = run_chatlike(info, work, {"kind": "dask", "dask_address": cluster.scheduler_address})
-            else:
-                runs[label] = run_chatlike(info, work, runner)
+            with (LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None) if runner is None else contextlib.nullcontext()) as started:
+                runs[label] = run_chatlike(info, work, runner or {"kind": "dask",
+                                                                  "dask_address": started.scheduler_address})
         finally:
             shutil.rmtree(work, ignore_errors=True)
     (one, many, dask) = runs.values()
@@ -720,8 +717,7 @@ def parallel(kind: str, mb: float) -> None:
     head = (f"{'stage':<20} {labels[0]:>10} {labels[1]:>12} {'×':>6} {labels[2]:>17} {'×':>6}  part-wise")
     print(head + "\n" + "-" * len(head))
     unmet = []
-    for name in ("ingest", "clean", "langid", "quality", "perplexity", "dedup-exact", "dedup-minhash",
-                 "dedup-suffix-array", "sample", "tokenizer", "encode"):
+    for name in FLOWS:
         a, b, c = (r["phase_seconds"].get(name) for r in (one, many, dask))
         if a is None:
             continue

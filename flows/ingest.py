@@ -52,9 +52,9 @@ def ingest_flow(config: PipelineConfig | str = "configs/demo.yaml", force: bool 
         ingest_stage.check_readable(unreadable, cfg.ingest)  # fails naming every unreadable file, publishing nothing
         for error in unreadable.values():
             log.warning("ingest: skipped (ingest.on_unreadable: skip): %s", error)
-        copies = ingest_stage.merge_chat_copies(
-            [c["part_path"] for c in calls], [c["messages_part_path"] if c["f"].kind in ingest_stage.CHAT_KINDS
-                                              else None for c in calls], [f.source for f in files], cfg.ingest)
+        copies = ingest_stage.merge_chat_copies([c["part_path"] for c in calls],
+                                                [c["messages_part_path"] for c in calls],
+                                                [f.source for f in files], cfg.ingest)
         for i in copies.rewritten:  # its part is no longer what the file alone gives: not reused by a later run
             w.record_shard(names[i], results[i].as_record(), None, outputs[i])
         counts, stats = ingest_stage.SUMMARY(results)

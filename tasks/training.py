@@ -110,8 +110,8 @@ class SftParams(TrainingParams):
     )
     model_dropout: float | None = Field(
         None, ge=0, lt=1, description="Dropout in the model (attention, residual, MLP, embeddings) while it is "
-                                      "fine-tuned; None: the base's own (its config.json). Chosen by the held-out "
-                                      "Assistant loss, it keeps a small model from reciting its training lines.")
+                                      "fine-tuned; None: the base's own (its config.json). Choose it by the held-out "
+                                      "Assistant loss (bench/bench_likeness.py --sft-dropout).")
 
 
 class LoraParams(SftParams):

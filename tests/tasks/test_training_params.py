@@ -41,3 +41,18 @@ def test_sft_data_params_refuse_unknown_kinds():
 
     with pytest.raises(ValueError, match="unknown message kind"):
         SftDataParams(drop_kinds=["media", "stickers"])
+
+
+def test_a_model_dropout_outside_0_to_1_is_refused_naming_it():
+    import pytest
+
+    from model.train import TrainSettings
+
+    for value in (-0.1, 1.0):
+        with pytest.raises(ValueError, match="model_dropout"):
+            SftParams(model_dropout=value)
+        with pytest.raises(ValueError, match="model_dropout"):
+            LoraParams(model_dropout=value)
+        with pytest.raises(ValueError, match="model_dropout"):
+            TrainSettings.from_dict({"model_dropout": value})
+    assert SftParams(model_dropout=0.2).model_dropout == 0.2 and SftParams().model_dropout is None

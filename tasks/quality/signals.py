@@ -16,10 +16,12 @@ repeated n-gram's characters (without spaces) and then skip past it. The tokeniz
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -148,9 +150,39 @@ def split_tokens(text: str) -> list[str]:
     return tokens
 
 
+@functools.lru_cache(maxsize=1 << 18)
+def _chunk_words(chunk: str) -> tuple[str, ...]:
+    """The tokens of one chunk that are words (cached beside its tokens)."""
+    return tuple(words_of(_chunk_tokens(chunk)))
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _chunk_letter_words(chunk: str) -> int:
+    """How many words of one chunk have a letter."""
+    return sum(1 for w in _chunk_words(chunk) if _LETTER_RE.search(w))
+
+
+class Tokens(NamedTuple):
+    tokens: list[str]  # words and punctuation, in text order
+    words: list[str]  # the tokens that are words
+    letter_words: int  # how many words have a letter
+
+
+def tokenize(text: str) -> Tokens:
+    """`split_tokens(text)`, its words and how many of them have a letter, looked up per chunk in caches."""
+    chunks = text.split()
+    return Tokens(
+        list(itertools.chain.from_iterable(map(_chunk_tokens, chunks))),
+        list(itertools.chain.from_iterable(map(_chunk_words, chunks))),
+        sum(map(_chunk_letter_words, chunks)),
+    )
+
+
 def clear_token_cache() -> None:
     """Forget the cached tokens of chunks (for benchmarks that must not profit from an earlier run)."""
     _chunk_tokens.cache_clear()
+    _chunk_words.cache_clear()
+    _chunk_letter_words.cache_clear()
 
 
 def words_of(tokens: list[str]) -> list[str]:
@@ -183,13 +215,19 @@ DEFAULT_STOP_WORDS: dict[str, list[str]] = {
 
 
 def gopher_quality_signals(
-    text: str, tokens: list[str], words: list[str], stop_words: frozenset[str] | None
+    text: str,
+    tokens: list[str],
+    words: list[str],
+    stop_words: frozenset[str] | None,
+    letter_words: int | None = None,
 ) -> dict:
-    """Word count, mean word length, symbol ratios, bullet/ellipsis line fractions, letters, stop words."""
+    """Word count, mean word length, symbol ratios, bullet/ellipsis line fractions, letters, stop words.
+
+    `letter_words`: how many words have a letter, when already known (`tokenize`)."""
     n_tokens = len(tokens)
     n_words = len(words)
     lines = text.splitlines() or [""]
-    with_letters = sum(1 for w in words if _LETTER_RE.search(w))
+    with_letters = sum(1 for w in words if _LETTER_RE.search(w)) if letter_words is None else letter_words
     return {
         "quality_words": n_words,
         "quality_mean_word_length": sum(map(len, words)) / n_words if n_words else 0.0,
@@ -199,7 +237,7 @@ def gopher_quality_signals(
         "quality_ellipsis_lines_frac": sum(1 for s in lines if s.rstrip().endswith(ELLIPSES)) / len(lines),
         "quality_alpha_words_frac": with_letters / n_tokens if n_tokens else 0.0,
         "quality_stop_words": (
-            None if stop_words is None else len(stop_words.intersection(w.lower() for w in words))
+            None if stop_words is None else len(stop_words.intersection(map(str.lower, words)))
         ),
     }
 
@@ -226,77 +264,129 @@ def _duplicates(parts: list[str]) -> tuple[int, int]:
     return count, chars
 
 
-def _top_ngram_chars(hashes: np.ndarray, window_chars: np.ndarray) -> int:
-    """Characters covered by the most frequent n-gram (its length with spaces × its count; first seen wins ties)."""
-    _, first, counts = np.unique(hashes, return_index=True, return_counts=True)
-    top = counts.max()
-    position = first[counts == top].min()
-    return int(window_chars[position]) * int(top)
+def _doc_starts(doc_of: np.ndarray) -> np.ndarray:
+    """Indices where a new document begins in an array sorted by document."""
+    return np.flatnonzero(np.concatenate(([True], doc_of[1:] != doc_of[:-1])))
 
 
-def _dup_ngram_chars(hashes: np.ndarray, window_chars: np.ndarray, n: int) -> int:
-    """Characters in repeated n-grams, scanning left to right and jumping past each repeat.
+def _top_ngram_chars(
+    doc_of: np.ndarray, counts: np.ndarray, window_chars: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per document with windows: characters covered by its most frequent n-gram (its length with spaces × its
+    count; the one seen first wins ties). Returns (documents, characters)."""
+    starts = _doc_starts(doc_of)
+    top = np.maximum.reduceat(counts, starts)
+    is_top = np.flatnonzero(counts == np.repeat(top, np.diff(np.append(starts, counts.size))))
+    first = is_top[_doc_starts(doc_of[is_top])]  # each document's first window of a most frequent n-gram
+    return doc_of[starts], window_chars[first] * top
 
-    Only positions whose n-gram occurs more than once can be a repeat, so the scan visits just those: a unique
-    n-gram only ever advances the scan by one position.
-    """
-    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
-    candidates = np.flatnonzero(counts[inverse] > 1)
-    if candidates.size == 0:
-        return 0
+
+def _dup_ngram_chars(
+    doc_of: np.ndarray, positions: np.ndarray, hashes: np.ndarray, letters: np.ndarray, n: int, out: list[int]
+) -> None:
+    """Add to `out[doc]` the characters in repeated n-grams, scanning each document left to right and jumping
+    past each repeat. Only the windows given (those whose n-gram occurs more than once) can be a repeat, so the
+    scan visits just those: a unique n-gram only ever advances the scan by one position."""
     seen: set[int] = set()
-    chars = 0
+    current = -1
     position = 0
-    hash_list = hashes.tolist()
-    for i in candidates.tolist():
+    for doc, i, h, chars in zip(
+        doc_of.tolist(), positions.tolist(), hashes.tolist(), letters.tolist(), strict=True
+    ):
+        if doc != current:
+            current, position = doc, 0
+            seen.clear()
         if i < position:
             continue
-        h = hash_list[i]
         if h in seen:
-            chars += int(window_chars[i])
+            out[doc] += chars
             position = i + n
         else:
             seen.add(h)
             position = i + 1
-    return chars
+
+
+def _ngram_chars(token_lists: Sequence[list[str]]) -> dict[int, list[int]]:
+    """For each n of TOP_NGRAM_SIZES and DUP_NGRAM_SIZES, per document: the characters of its top n-gram or of
+    its repeated n-grams.
+
+    The documents' tokens are hashed together: each n-gram gets one 64-bit polynomial hash, extended from the
+    (n-1)-gram's (collisions are negligible), and token ids are numbered per document, so equal n-grams of
+    different documents never meet. Windows that cross a document boundary are left out. From n = 5 on only the
+    windows whose (n-1)-gram and next (n-1)-gram both repeat are hashed: no other n-gram can repeat.
+    """
+    sizes = [len(tokens) for tokens in token_lists]
+    total = sum(sizes)
+    found = {n: [0] * len(token_lists) for n in (*TOP_NGRAM_SIZES, *DUP_NGRAM_SIZES)}
+    if total < 2:
+        return found
+    id_list: list[int] = []
+    for tokens in token_lists:
+        # a token's id is the position of its first occurrence: no id of one document is another's
+        id_list.extend(map({}.setdefault, tokens, itertools.count(len(id_list))))
+    ids = np.array(id_list, dtype=np.uint64) + np.uint64(1)
+    all_tokens = [t for tokens in token_lists for t in tokens]
+    cumulative = np.concatenate(([0], np.cumsum(np.fromiter(map(len, all_tokens), np.int64, total))))
+    doc_of = np.repeat(np.arange(len(token_lists)), sizes)
+    hashes = ids * _HASH_MULTIPLIER
+    repeated = None  # window starts of the last n whose n-gram occurs more than once
+    for n in range(2, max(DUP_NGRAM_SIZES) + 1):
+        if total < n:
+            break
+        hashes = hashes[:-1] * _HASH_MULTIPLIER + ids[n - 1 :]
+        if n <= max(TOP_NGRAM_SIZES):
+            positions = np.flatnonzero(doc_of[: total - n + 1] == doc_of[n - 1 :])
+        else:
+            follows = np.zeros(total + 1, dtype=bool)
+            follows[repeated] = True
+            positions = repeated[follows[repeated + 1]]
+        if positions.size == 0:
+            break
+        window_hashes = hashes[positions]
+        _, inverse, counts = np.unique(window_hashes, return_inverse=True, return_counts=True)
+        counts = counts[inverse.reshape(-1)]
+        window_doc = doc_of[positions]
+        letters = (
+            cumulative[positions + n] - cumulative[positions]
+        )  # characters of each window without spaces
+        if n in TOP_NGRAM_SIZES:
+            docs, chars = _top_ngram_chars(window_doc, counts, letters + (n - 1))
+            for doc, c in zip(docs.tolist(), chars.tolist(), strict=True):
+                found[n][doc] = c
+        many = counts > 1
+        repeated = positions[many]
+        if n in DUP_NGRAM_SIZES:
+            _dup_ngram_chars(window_doc[many], repeated, window_hashes[many], letters[many], n, found[n])
+    return found
+
+
+def repetition_signals_of(texts: Sequence[str], token_lists: Sequence[list[str]]) -> list[dict]:
+    """`repetition_signals` of many documents at once (the n-gram work is done for all of them together)."""
+    ngram_chars = _ngram_chars(token_lists)
+    results = []
+    for index, text in enumerate(texts):
+        n_chars = len(text) or 1
+        paragraphs = _PARAGRAPH_SPLIT.split(text.strip())
+        para_dups, para_chars = _duplicates(paragraphs)
+        lines = _LINE_SPLIT.split(text)
+        line_dups, line_chars = _duplicates(lines)
+        signals = {
+            "quality_dup_para_frac": para_dups / len(paragraphs),
+            "quality_dup_para_char_frac": para_chars / n_chars,
+            "quality_dup_line_frac": line_dups / len(lines),
+            "quality_dup_line_char_frac": line_chars / n_chars,
+        }
+        for n in TOP_NGRAM_SIZES:
+            signals[f"quality_top_{n}gram_char_frac"] = ngram_chars[n][index] / n_chars
+        for n in DUP_NGRAM_SIZES:
+            signals[f"quality_dup_{n}gram_char_frac"] = ngram_chars[n][index] / n_chars
+        results.append(signals)
+    return results
 
 
 def repetition_signals(text: str, tokens: list[str]) -> dict:
     """Duplicate line/paragraph fractions, top 2–4-gram and duplicate 5–10-gram character fractions."""
-    n_chars = len(text) or 1
-    paragraphs = _PARAGRAPH_SPLIT.split(text.strip())
-    para_dups, para_chars = _duplicates(paragraphs)
-    lines = _LINE_SPLIT.split(text)
-    line_dups, line_chars = _duplicates(lines)
-    signals = {
-        "quality_dup_para_frac": para_dups / len(paragraphs),
-        "quality_dup_para_char_frac": para_chars / n_chars,
-        "quality_dup_line_frac": line_dups / len(lines),
-        "quality_dup_line_char_frac": line_chars / n_chars,
-    }
-    for n in TOP_NGRAM_SIZES:
-        signals[f"quality_top_{n}gram_char_frac"] = 0.0
-    for n in DUP_NGRAM_SIZES:
-        signals[f"quality_dup_{n}gram_char_frac"] = 0.0
-    if len(tokens) < 2:
-        return signals
-
-    vocabulary: dict[str, int] = {}
-    ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), np.uint64, len(tokens))
-    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    cumulative = np.concatenate(([0], np.cumsum(lengths)))
-    # one 64-bit polynomial hash per n-gram, extended from the (n-1)-gram hash; collisions are negligible
-    hashes = (ids + np.uint64(1)) * _HASH_MULTIPLIER
-    for n in range(2, max(DUP_NGRAM_SIZES) + 1):
-        if len(tokens) < n:
-            break
-        hashes = hashes[:-1] * _HASH_MULTIPLIER + (ids[n - 1 :] + np.uint64(1))
-        letters = cumulative[n:] - cumulative[:-n]  # characters of each window without spaces
-        if n in TOP_NGRAM_SIZES:
-            signals[f"quality_top_{n}gram_char_frac"] = _top_ngram_chars(hashes, letters + (n - 1)) / n_chars
-        if n in DUP_NGRAM_SIZES:
-            signals[f"quality_dup_{n}gram_char_frac"] = _dup_ngram_chars(hashes, letters, n) / n_chars
-    return signals
+    return repetition_signals_of([text], [tokens])[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -373,7 +463,7 @@ def c4_lines(text: str, rules: C4Rules) -> C4Result:
             continue
         words = line.split()
         reason = None
-        if rules.max_word_length > 0 and any(len(w) > rules.max_word_length for w in words):
+        if rules.max_word_length > 0 and max(map(len, words)) > rules.max_word_length:
             reason = "too_long_word"
         else:
             if rules.citations:
@@ -473,6 +563,50 @@ class DocumentSignals:
     c4_removed_by_rule: dict[str, int]
 
 
+def documents_signals(
+    texts: Sequence[str],
+    rule_sets: Sequence[str],
+    stop_words: Sequence[frozenset[str] | None],
+    c4: C4Rules | None = None,
+) -> list[DocumentSignals]:
+    """The quality signals of many documents, each under its rule set and stop words (see `document_signals`).
+
+    The results are those of `document_signals` on each document; the n-gram work of all of them is done
+    together, which is where a document-at-a-time loop spends most of its time on short documents.
+    """
+    for rule_set in rule_sets:
+        if rule_set not in RULE_SETS:
+            raise ValueError(
+                f"unknown quality rule set '{rule_set}' (expected one of {', '.join(RULE_SETS)})"
+            )
+    measured_index = [i for i, rule_set in enumerate(rule_sets) if rule_set != "none"]
+    measured = [
+        unicodedata.normalize("NFC", strip_chat_authors(texts[i]) if rule_sets[i] == "chat" else texts[i])
+        for i in measured_index
+    ]
+    split = [tokenize(text) for text in measured]
+    repetition = repetition_signals_of(measured, [tokens.tokens for tokens in split])
+    results = [DocumentSignals(text, dict.fromkeys(SIGNAL_COLUMNS), {}) for text in texts]
+    for i, text, tokens, repeated in zip(measured_index, measured, split, repetition, strict=True):
+        signals = results[i].signals
+        signals.update(gopher_quality_signals(text, *tokens[:2], stop_words[i], tokens.letter_words))
+        signals.update(repeated)
+        if rule_sets[i] == "chat":
+            continue
+        result = c4_lines(
+            unwrap_paragraphs(texts[i]) if rule_sets[i] == "prose" else texts[i], c4 or C4Rules()
+        )
+        signals.update(
+            quality_c4_lines_removed=result.lines_removed,
+            quality_c4_chars_removed=result.chars_removed,
+            quality_c4_sentences=result.sentences,
+            quality_c4_lorem_ipsum_lines=result.lorem_ipsum_lines,
+            quality_c4_curly_bracket_lines=result.curly_bracket_lines,
+        )
+        results[i] = DocumentSignals(result.text, signals, result.removed_by_rule)
+    return results
+
+
 def document_signals(
     text: str,
     rule_set: str,
@@ -490,28 +624,7 @@ def document_signals(
       and the C4 columns stay empty (chat lines are short and unpunctuated by nature).
     - `none`: no signals; the filter keeps the document.
     """
-    if rule_set not in RULE_SETS:
-        raise ValueError(f"unknown quality rule set '{rule_set}' (expected one of {', '.join(RULE_SETS)})")
-    signals: dict = dict.fromkeys(SIGNAL_COLUMNS)
-    if rule_set == "none":
-        return DocumentSignals(text, signals, {})
-    measured = strip_chat_authors(text) if rule_set == "chat" else text
-    measured = unicodedata.normalize("NFC", measured)
-    tokens = split_tokens(measured)
-    words = words_of(tokens)
-    signals.update(gopher_quality_signals(measured, tokens, words, stop_words))
-    signals.update(repetition_signals(measured, tokens))
-    if rule_set == "chat":
-        return DocumentSignals(text, signals, {})
-    result = c4_lines(unwrap_paragraphs(text) if rule_set == "prose" else text, c4 or C4Rules())
-    signals.update(
-        quality_c4_lines_removed=result.lines_removed,
-        quality_c4_chars_removed=result.chars_removed,
-        quality_c4_sentences=result.sentences,
-        quality_c4_lorem_ipsum_lines=result.lorem_ipsum_lines,
-        quality_c4_curly_bracket_lines=result.curly_bracket_lines,
-    )
-    return DocumentSignals(result.text, signals, result.removed_by_rule)
+    return documents_signals([text], [rule_set], [stop_words], c4)[0]
 
 
 def quality_signals(

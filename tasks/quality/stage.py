@@ -23,7 +23,7 @@ from tasks.quality.signals import (
     INT_COLUMNS,
     SIGNAL_COLUMNS,
     C4Rules,
-    document_signals,
+    documents_signals,
 )
 from tasks.shard_drivers import ShardCounts, Summary, filter_shard, keep_rate, part_schema, tag_shard
 
@@ -178,20 +178,25 @@ def tag_quality_shard(in_part: str, out_part: str, params: QualitySignalsParams)
         texts = batch.column("text").to_pylist()
         sources = batch.column("source").to_pylist()
         langs = batch.column("lang").to_pylist() if has_lang else [None] * len(texts)
-        columns: dict[str, list] = {"text": [], RULE_SET_COLUMN: [], **{name: [] for name in SIGNAL_COLUMNS}}
-        for text, source, lang in zip(texts, sources, langs, strict=True):
-            rule_set = params.rule_set_of(source)
-            doc = document_signals(text, rule_set, stop_words=stop_lists.get(lang, fallback), c4=c4)
-            counts.tally_each("rule_sets", [rule_set])
+        rule_sets = [params.rule_set_of(source) for source in sources]
+        docs = documents_signals(texts, rule_sets, [stop_lists.get(lang, fallback) for lang in langs], c4)
+        counts.tally_each("rule_sets", rule_sets)
+        for doc in docs:
             counts.tally_each("lines_removed", doc.c4_removed_by_rule)
-            columns["text"].append(doc.text)
-            columns[RULE_SET_COLUMN].append(rule_set)
-            for name in SIGNAL_COLUMNS:
-                columns[name].append(doc.signals[name])
+        columns: dict[str, list] = {"text": [doc.text for doc in docs], RULE_SET_COLUMN: rule_sets}
+        for name in SIGNAL_COLUMNS:
+            columns[name] = [doc.signals[name] for doc in docs]
         return columns
 
-    return tag_shard(in_part, out_part, quality_schema_fields(), tag, rewrites_text=True,
-                     required=("text", "source"), hint="not a document dataset")
+    return tag_shard(
+        in_part,
+        out_part,
+        quality_schema_fields(),
+        tag,
+        rewrites_text=True,
+        required=("text", "source"),
+        hint="not a document dataset",
+    )
 
 
 def quality_tag_stats(total: ShardCounts, _shards: Sequence[ShardCounts]) -> dict:
@@ -241,8 +246,12 @@ def filter_quality_shard(
 ) -> ShardCounts:
     """Split a tagged part into kept rows and rejected rows (with the first failing rule as `reason`)."""
     return filter_shard(
-        in_part, out_part, rejected_part, lambda batch, _counts: quality_reasons(batch, params),
-        required=QUALITY_COLUMNS, hint="run the quality tagging first",
+        in_part,
+        out_part,
+        rejected_part,
+        lambda batch, _counts: quality_reasons(batch, params),
+        required=QUALITY_COLUMNS,
+        hint="run the quality tagging first",
     )
 
 

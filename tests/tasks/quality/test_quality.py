@@ -23,7 +23,13 @@ from tasks.quality import (
     quality_signals,
     tag_quality_shard,
 )
-from tasks.quality.signals import repetition_signals, split_tokens, split_words
+from tasks.quality.signals import (
+    documents_signals,
+    repetition_signals,
+    repetition_signals_of,
+    split_tokens,
+    split_words,
+)
 from tasks.quality.stage import FILTER_SUMMARY, TAG_SUMMARY
 from tests.conftest import ROOT, shared_file
 
@@ -346,6 +352,33 @@ def test_fast_repetition_signals_match_the_definitions(parts):
     assert fast["quality_dup_line_frac"] == pytest.approx(slow["lines"])
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(
+                st.sampled_from(["a", "bb", "the", "cat", ".", "\n", "\n\n", "x y", "Sam: a"]), max_size=60
+            ),
+            st.sampled_from(["web", "prose", "chat", "none"]),
+        ),
+        max_size=8,
+    )
+)
+def test_signals_of_many_documents_are_each_documents_own(docs):
+    # the stage computes a whole batch at once: equal n-grams of different documents must never meet
+    texts = [" ".join(parts) for parts, _ in docs]
+    rule_sets = [rule_set for _, rule_set in docs]
+    together = documents_signals(texts, rule_sets, [frozenset(["the"])] * len(texts))
+    alone = [
+        document_signals(t, r, stop_words=frozenset(["the"])) for t, r in zip(texts, rule_sets, strict=True)
+    ]
+    assert together == alone
+    assert [
+        s["quality_dup_5gram_char_frac"]
+        for s in repetition_signals_of(texts, [split_tokens(t) for t in texts])
+    ] == [_naive_repetition(t, split_tokens(t))[5] for t in texts]
+
+
 def test_gopher_quality_signals_on_a_small_text():
     s = quality_signals("• one item here\n• two items there...\nThe end of the list, and that is all.")
     assert s["quality_words"] == 15
@@ -406,7 +439,7 @@ def test_refiltering_with_new_thresholds_reads_only_the_signal_columns(tmp_path,
     def no_signals(*args, **kwargs):
         raise AssertionError("the filter must not recompute signals")
 
-    monkeypatch.setattr(quality_stage, "document_signals", no_signals)
+    monkeypatch.setattr(quality_stage, "documents_signals", no_signals)
     strict = filter_quality_shard(
         str(tagged), str(tmp_path / "a.parquet"), str(tmp_path / "ra.parquet"), QualityFilterParams()
     )

@@ -396,8 +396,10 @@ def repetition_signals(text: str, tokens: list[str]) -> dict:
 # C4 keeps lines ending like a sentence; the marks of other scripts (Arabic, Urdu, Devanagari, CJK) count too.
 TERMINAL_PUNCTUATION = (".", "?", "!", '"', "'", "؟", "۔", "।", "。", "！", "？")
 # A sentence ends at ?, ! or a full stop that does not follow a lone letter (initials, "r."), before a space.
+# (The look-behinds come after the full stop so that the pattern starts with a mark: the regex engine then
+# only tries the positions holding one, about 6x faster than trying every position.)
 _SENTENCE_END = re.compile(
-    r"(?:(?<=[^\W\d_]{2})\.|(?<=[\d\W])\.|[?!؟۔।。！？])[.?!؟۔।。！？]*[\"'”’)\]]*(?=\s|$)"
+    r"(?:\.(?:(?<=[^\W\d_]{2}\.)|(?<=[\d\W]\.))|[?!؟۔।。！？])[.?!؟۔।。！？]*[\"'”’)\]]*(?=\s|$)"
 )
 _CITATION = re.compile(r"\[\d*\]|\[edit\]|\[citation needed\]", re.IGNORECASE)
 POLICY_PHRASES = (

@@ -24,6 +24,8 @@ from tasks.quality import (
     tag_quality_shard,
 )
 from tasks.quality.signals import (
+    C4Rules,
+    c4_lines,
     documents_signals,
     repetition_signals,
     repetition_signals_of,
@@ -181,6 +183,23 @@ def test_c4_line_rules_remove_boilerplate_lines_and_keep_the_good_ones():
     assert doc.signals["quality_c4_lines_removed"] == 4
     assert doc.signals["quality_c4_chars_removed"] == len(text) - len(doc.text)
     assert doc.signals["quality_c4_sentences"] == 3
+
+
+@pytest.mark.parametrize(
+    ("line", "sentences"),
+    [
+        ("One ends here. Two ends here! Three?", 3),
+        ("Dr. J. R. R. Tolkien wrote it in 1937. It sold well.", 3),  # "Dr." counts, lone initials do not
+        ("It cost 3.50 euros. Then 4. Then more.", 3),  # a stop after a digit ends one, "3.50" does not
+        ('She said "stop." and left (quickly.) after it.', 3),  # closing quotes and brackets belong to it
+        ("Why?! Really?? Yes.", 3),
+        ("هل تأتي غدا؟ نعم. 你好。 再见！", 4),  # the marks of other scripts
+        ("A line with a lone stop . in the middle, ending here.", 2),
+        ("a. b. c. and then the end of the line.", 1),  # stops after a single letter are initials
+    ],
+)
+def test_c4_counts_the_sentences_of_a_kept_line(line, sentences):
+    assert c4_lines(line, C4Rules()).sentences == sentences
 
 
 def test_chat_conversations_are_kept_and_never_rewritten():

@@ -177,39 +177,40 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     lcp = pydivsufsort.kasai(data, sa)  # lcp[i] = common prefix of sa[i] and sa[i + 1]
     out.sa_seconds, out.lcp_seconds = t1 - t0, time.perf_counter() - t1
 
-    # adjacent suffix pairs (i, i+1) sharing ≥ min_bytes bytes inside both documents
+    # adjacent suffix pairs (i, i+1) sharing ≥ min_bytes bytes inside both documents: as the two share their
+    # first min_bytes bytes, that is "no separator among the first min_bytes bytes of sa[i]", read from a running
+    # count of separators kept modulo 2^bits (exact, since a window holds at most min_bytes of them)
+    count_type = np.uint8 if min_bytes < 1 << 8 else np.uint16 if min_bytes < 1 << 16 else np.uint32
+    separators = np.zeros(n + 1, dtype=count_type)
+    np.cumsum(data == SEPARATOR, dtype=count_type, out=separators[1:])
     hits = []
     for c0 in range(0, n - 1, _CHUNK):
         c1 = min(c0 + _CHUNK, n - 1)
         cand = np.flatnonzero(lcp[c0:c1] >= min_bytes) + c0  # few: most neighbours share little
         if len(cand) == 0:
             continue
-        p, q = sa[cand].astype(np.int64), sa[cand + 1].astype(np.int64)
-        room_p = ends[np.searchsorted(starts, p, side="right") - 1] - p
-        room_q = ends[np.searchsorted(starts, q, side="right") - 1] - q
-        eff = np.minimum(lcp[cand], np.minimum(room_p, room_q))
-        hits.append(cand[eff >= min_bytes])
-    del lcp
+        p = sa[cand]
+        hits.append(cand[separators[p + min_bytes] == separators[p]])
+    del lcp, separators
     idx = np.concatenate(hits) if hits else np.empty(0, dtype=np.int64)
     if len(idx) == 0:
         return out
     # runs of consecutive pair indices = groups of suffixes sharing the same first min_bytes bytes
     run_start = np.ones(len(idx), dtype=bool)
     run_start[1:] = idx[1:] != idx[:-1] + 1
-    first_pair = idx[run_start]
     pairs_in_run = np.diff(np.append(np.flatnonzero(run_start), len(idx)))
     members = pairs_in_run + 1
     offsets = np.cumsum(members) - members
-    sa_index = np.repeat(first_pair, members) + (np.arange(members.sum()) - np.repeat(offsets, members))
-    pos = sa[sa_index].astype(np.int64)
+    # a run of pairs i..j covers suffixes i..j+1: every pair index, plus one after each run's last
+    run_last = np.append(np.flatnonzero(run_start)[1:], len(idx)) - 1
+    pos = sa[np.insert(idx, run_last + 1, idx[run_last] + 1)].astype(np.int64)
     del sa
     group_min = np.minimum.reduceat(pos, offsets)
     group_min_doc = np.searchsorted(starts, group_min, side="right") - 1
-    group_of = np.repeat(np.arange(len(members)), members)
-    later = pos != group_min[group_of]
+    later = pos != np.repeat(group_min, members)
     w_start = pos[later]
-    w_surv = group_min_doc[group_of[later]]
-    del pos, group_of, later
+    w_surv = np.repeat(group_min_doc, members)[later]
+    del pos, later
     out.windows = len(w_start)
     if n < (1 << 32) and len(texts) < (1 << 32):
         # sort (start, survivor document) packed in one uint64: a plain sort is much cheaper than argsort

@@ -64,10 +64,22 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
         _POOL[1].shutdown(wait=False, cancel_futures=True)
         _POOL = None
     if _POOL is None:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=share_cores,
+            initargs=(workers,),
+        )
         atexit.register(pool.shutdown, wait=True, cancel_futures=True)
         _POOL = (workers, pool)
     return _POOL[1]
+
+
+def share_cores(workers: int) -> None:
+    """In a worker process: give HuggingFace tokenizers' thread pool its share of the cores (encode's
+    `encode_batch_fast` otherwise starts a thread per core in every worker: measured on 2 cores, encode with 2
+    workers took 5.9-6.6 s with 2 threads each, 5.5-5.7 s with one). A value the user set wins."""
+    os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
 def build_task_runner(runner: RunnerParams) -> TaskRunner:

@@ -7,8 +7,8 @@ separator included. A document goes to `val` iff the hash of its id (salted) fal
 so the split does not depend on shard layout or on the order documents arrive in.
 
 Text is encoded with `encode_batch_fast` (the Rust side, no offsets). That call uses HuggingFace's own thread
-pool; when shards run in parallel processes, set `RAYON_NUM_THREADS=1` (or `TOKENIZERS_PARALLELISM=false`) to
-avoid oversubscribing the cores.
+pool, one thread per core unless `RAYON_NUM_THREADS` says otherwise; the workers of `runner.kind: process` set
+it to their share of the cores (`flows.stage_runner.share_cores`), so one worker alone already uses every core.
 """
 
 from __future__ import annotations

@@ -61,6 +61,17 @@ def test_process_runner_outputs_are_byte_identical_and_its_workers_outlive_a_sta
     pids = {p.pid for p in pool._processes.values()}
     assert {pool.submit(_pid).result() for _ in range(8)} <= pids
     assert all(p.is_alive() for p in pool._processes.values())
+    # the workers share the cores: the tokenizers' thread pool of each gets its share, not every core
+    import os
+
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    assert pool.submit(_rayon_threads).result() == os.environ.get("RAYON_NUM_THREADS", share)
+
+
+def _rayon_threads() -> str | None:
+    import os
+
+    return os.environ.get("RAYON_NUM_THREADS")
 
 
 def _pid() -> int:

@@ -306,11 +306,14 @@ def suffix_array_dedup_group(
             spans = plan.get((k, row))
             if not spans:
                 return KEEP
-            raw = text.encode("utf-8")
-            removals = [
-                SpanRemoval(len(raw[:s].decode("utf-8")), len(raw[:e].decode("utf-8")), REASON_SPAN, surv)
-                for s, e, surv in spans
-            ]
+            if text.isascii():  # byte offsets are character offsets
+                removals = [SpanRemoval(s, e, REASON_SPAN, surv) for s, e, surv in spans]
+            else:
+                raw = text.encode("utf-8")
+                removals = [
+                    SpanRemoval(len(raw[:s].decode("utf-8")), len(raw[:e].decode("utf-8")), REASON_SPAN, surv)
+                    for s, e, surv in spans
+                ]
             left = cut_spans(text, removals)
             if len(left.strip().encode("utf-8")) < params.min_doc_bytes:
                 biggest = max(removals, key=lambda span: span.end - span.start)

@@ -4,6 +4,7 @@ configs/demo.yaml in a temporary data root.
 
     .venv/bin/python bench/bench_likeness.py --quick   # the demo as it is (tiny preset, ~1 M parameters)
     .venv/bin/python bench/bench_likeness.py           # also the same chats on the `small` preset (~30 M; slow on CPU)
+    .venv/bin/python bench/bench_likeness.py --small   # the `small` preset only
     .venv/bin/python bench/bench_likeness.py --quick --sft-dropout 0.1,0.2,0.3   # SFT's dropout chosen by loss
 
 The demo's aims (issue 17): AUC on the non-memorised replies <= 0.8, memorisation <= 10 %, and the share of SFT's
@@ -98,10 +99,11 @@ def aims(figures: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the demo as it is (tiny preset) only")
+    parser.add_argument("--small", action="store_true", help="the same chats on the `small` preset only")
     parser.add_argument("--sft-dropout", default="",
                         help="comma-separated sft.model_dropout values to compare (0: the base's own, none)")
     args = parser.parse_args()
-    variants = {"tiny preset (the demo)": None}
+    variants: dict[str, dict | None] = {} if args.small else {"tiny preset (the demo)": None}
     if not args.quick:
         variants["small preset"] = SMALL
     root = Path(tempfile.mkdtemp(prefix="bench-likeness-"))

@@ -15,9 +15,9 @@ import xxhash
 
 _MASK64 = (1 << 64) - 1
 _WORD_RE = re.compile(r"\w+")
-_PUNCT_RE = re.compile(r"[^\w\s]+")
+_NON_WORD_RE = re.compile(r"\W+")
+_ASCII_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 _DIGIT_RE = re.compile(r"\d")
-_SPACE_RE = re.compile(r"\s+")
 _COMBINING_RE = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
@@ -27,12 +27,17 @@ _COMBINING_RE = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20
 
 def normalize_text(text: str) -> str:
     """CCNet-style normalisation of one line or paragraph: lower case, accents stripped, every digit → 0,
-    punctuation removed, whitespace collapsed. Two strings equal after this are treated as the same text."""
-    text = unicodedata.normalize("NFD", text.lower())
-    text = _COMBINING_RE.sub("", text)
-    text = _DIGIT_RE.sub("0", text)
-    text = _PUNCT_RE.sub(" ", text)
-    return _SPACE_RE.sub(" ", text).strip()
+    punctuation removed, whitespace collapsed. Two strings equal after this are treated as the same text.
+
+    Punctuation becomes a space and runs of spaces one space, which is one substitution of every run of
+    characters that are not word characters (whitespace is never one). ASCII text, most of it, has no accents
+    to strip and only the digits 0-9, so it skips the Unicode steps."""
+    if text.isascii():
+        text = text.lower().translate(_ASCII_DIGITS_TO_ZERO)
+    else:
+        text = _COMBINING_RE.sub("", unicodedata.normalize("NFD", text.lower()))
+        text = _DIGIT_RE.sub("0", text)
+    return _NON_WORD_RE.sub(" ", text).strip()
 
 
 def normalize_document(text: str) -> str:

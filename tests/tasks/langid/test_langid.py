@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import tasks.langid.stage as langid_stage
@@ -31,7 +33,7 @@ from tasks.langid import (
     tag_langid_shard,
     train_langid_model,
 )
-from tasks.langid.model import aggregate, text_spans
+from tasks.langid.model import aggregate, one_line, text_spans
 from tasks.langid.stage import FILTER_SUMMARY, TAG_SUMMARY
 from tests.conftest import shared_file
 
@@ -808,3 +810,10 @@ def test_langid_params_are_strict():
     with pytest.raises(ValueError):
         LangidFilterParams(min_score=1.5)
     assert pa.float32() == langid_stage.LANG_FIELDS[1].type
+
+
+@given(st.text(alphabet=st.sampled_from(list(" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000\u200bab،"))))
+def test_a_text_is_one_line_for_fasttext_with_every_kind_of_whitespace_collapsed(text):
+    line = one_line(text)
+    assert line == re.sub(r"\s+", " ", text).strip()
+    assert "\n" not in line and "  " not in line

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import get_run_logger
@@ -28,32 +27,6 @@ from tasks.shard_drivers import ShardCounts
 STAGE_NAMES = DEDUP_STAGES
 
 
-@dataclass
-class GroupResult:
-    """The per-part counts of one suffix-array group (a task returns one object)."""
-
-    results: list[ShardCounts] = field(default_factory=list)
-
-    def as_record(self) -> dict:
-        return {"results": [r.as_record() for r in self.results]}
-
-    @classmethod
-    def from_record(cls, record: dict) -> GroupResult:
-        return cls([ShardCounts.from_record(r) for r in record["results"]])
-
-
-def suffix_array_group(
-    in_parts: list[str],
-    part_indices: list[int],
-    out_parts: list[str],
-    rejected_parts: list[str],
-    params: suffix_array.SuffixArrayDedupParams,
-    spans_parts: list[str],
-) -> GroupResult:
-    results = suffix_array.suffix_array_dedup_group(in_parts, part_indices, out_parts, rejected_parts, params, spans_parts)
-    return GroupResult(results)
-
-
 exact_hash_task = shard_task(exact.exact_hash_shard, "dedup-exact-hash")
 exact_select_task = shard_task(exact.exact_select, "dedup-exact-select")
 exact_filter_task = shard_task(exact.exact_filter_shard, "dedup-exact-filter")
@@ -62,7 +35,8 @@ minhash_bucket_task = shard_task(minhash.minhash_bucket_partition, "dedup-minhas
 minhash_cluster_task = shard_task(minhash.minhash_cluster, "dedup-minhash-cluster")
 minhash_filter_task = shard_task(minhash.minhash_filter_shard, "dedup-minhash-filter")
 bloom_task = shard_task(bloom.bloom_dedup_shard, "dedup-bloom-shard")
-suffix_array_task = shard_task(suffix_array_group, "dedup-suffix-array-group")
+suffix_array_find_task = shard_task(suffix_array.suffix_array_find_group, "dedup-suffix-array-group")
+suffix_array_filter_task = shard_task(suffix_array.suffix_array_filter_shard, "dedup-suffix-array-filter")
 
 
 def _outputs(w: DatasetWriter, i: int) -> dict:
@@ -144,14 +118,24 @@ def _run_suffix_array(cfg: PipelineConfig, parts: list[Path], w: DatasetWriter, 
     plan = suffix_array.plan_suffix_array_groups([str(pt) for pt in parts], p)
     if plan.message:
         get_run_logger().warning("dedup-suffix-array: %s", plan.message)
+    plan_parts = [str(work / "plan" / f"part-{i:05d}.parquet") for i in range(len(parts))]
+    # one suffix array per group (one worker each), then every part's cuts at once
     groups = run_shards(
-        suffix_array_task,
+        suffix_array_find_task,
         [{"in_parts": [str(parts[i]) for i in g], "part_indices": list(g),
-          "out_parts": [str(w.part_path(i)) for i in g], "rejected_parts": [str(w.rejected_path(i)) for i in g],
-          "params": p, "spans_parts": [str(w.part_path(i, "spans")) for i in g]} for g in plan.groups],
-        [f"group-{k:03d}" for k in range(len(plan.groups))], w, cfg.runner, result_type=GroupResult,
+          "plan_parts": [plan_parts[i] for i in g], "params": p} for g in plan.groups],
+        [f"group-{k:03d}" for k in range(len(plan.groups))], w, cfg.runner,
+        result_type=suffix_array.SuffixArrayGroupResult,
     )
-    results = [r for g in groups for r in g.results]
+    results = run_shards(
+        suffix_array_filter_task,
+        [{"in_part": str(pt), "part_index": i, "plan_part": plan_parts[i], **_outputs(w, i), "params": p,
+          "spans_part": str(w.part_path(i, "spans"))} for i, pt in enumerate(parts)],
+        [f"filter-{i:05d}" for i in range(len(parts))], w, cfg.runner,
+    )
+    for g, group in zip(plan.groups, groups, strict=True):
+        if g:
+            results[g[0]].info["group"] = group.stats
     return suffix_array.summarize_suffix_array(results, plan)
 
 

@@ -16,7 +16,8 @@ Corpus order = (part index, row): `part_index` is the position of the part in th
 | | `minhash_filter_shard` per part | part + clusters file → kept, rejected |
 | bloom | `bloom_dedup_parts` once, or `bloom_dedup_shard` per part in order | part (+ previous part's filter file) → kept, rejected, spans (+ its filter file) |
 | suffix array | `plan_suffix_array_groups` once | parts → groups of consecutive parts under `max_group_bytes` |
-| | `suffix_array_dedup_group` per group | the group's parts → kept, rejected, spans per part |
+| | `suffix_array_find_group` per group | the group's parts → `<w>/plan/part-{i}.parquet` (row, byte span, survivor id) |
+| | `suffix_array_filter_shard` per part | part + its plan file → kept, rejected, spans (`suffix_array_dedup_group` runs both in one process) |
 
 Rejected rows keep every input column plus `reason` and `duplicate_of` (the survivor's id). Text cut out of kept
 documents goes to the optional spans part (id, reason, character offsets, bytes, text, duplicate_of). Reasons:

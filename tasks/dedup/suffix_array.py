@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from tasks.dedup.decisions import DEDUP_SUMMARY, KEEP, Decision, SpanRemoval, apply_decisions, cut_spans
 from tasks.dedup.params import SuffixArrayDedupParams
+from tasks.dedup.sidefiles import part_name, read_tables, write_table_atomic
 from tasks.shard_drivers import ShardCounts, part_batches
 
 STAGE = "dedup_suffix_array"
@@ -244,20 +248,30 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     return out
 
 
-def suffix_array_dedup_group(
+PLAN_SCHEMA = pa.schema(
+    [("row", pa.int64()), ("start", pa.int64()), ("end", pa.int64()), ("duplicate_of", pa.string())]
+)
+
+
+@dataclass
+class SuffixArrayGroupResult:
+    """What the suffix array of one group found: its statistics (the part files hold the spans)."""
+
+    stats: dict = field(default_factory=dict)
+
+
+def suffix_array_find_group(
     in_parts: list[str],
     part_indices: list[int],
-    out_parts: list[str],
-    rejected_parts: list[str],
+    plan_parts: list[str],
     params: SuffixArrayDedupParams,
-    spans_parts: list[str] | None = None,
-) -> list[ShardCounts]:
-    """One group of consecutive shards (from `plan_suffix_array_groups`): one suffix array, then one filter
-    pass per shard. Refuses, before allocating anything big, when the estimated memory exceeds the limit."""
-    if not (len(in_parts) == len(part_indices) == len(out_parts) == len(rejected_parts)):
-        raise ValueError(
-            "suffix array: in_parts, part_indices, out_parts and rejected_parts must have the same length"
-        )
+) -> SuffixArrayGroupResult:
+    """One group of consecutive shards (from `plan_suffix_array_groups`): one suffix array over all their text,
+    and for each part a plan file of the byte spans to cut (`PLAN_SCHEMA`: row, start, end, survivor id) for
+    `suffix_array_filter_shard`, which can then run on every part at once. Refuses, before allocating anything
+    big, when the estimated memory exceeds the limit."""
+    if not (len(in_parts) == len(part_indices) == len(plan_parts)):
+        raise ValueError("suffix array: in_parts, part_indices and plan_parts must have the same length")
     sizes = [text_size(p) for p in in_parts]
     n_bytes = sum(b for b, _ in sizes)
     n_docs = sum(d for _, d in sizes)
@@ -285,51 +299,105 @@ def suffix_array_dedup_group(
     found = find_repeats(texts, params.min_bytes)
     seconds = time.perf_counter() - t0
     del texts
-    plan: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
-    for d, spans in found.spans.items():
-        plan[where[d]] = [(s, e, ids[sd]) for s, e, sd in spans]
-    group_stats = {
-        "group_parts": list(part_indices),
-        "group_bytes": n_bytes,
-        "group_docs": n_docs,
-        "memory_estimate": need,
-        "memory_limit": limit,
-        "windows": found.windows,
-        "sa_seconds": round(found.sa_seconds, 4),
-        "lcp_seconds": round(found.lcp_seconds, 4),
-        "seconds": round(seconds, 4),
-    }
-    results = []
-    for k, part in enumerate(in_parts):
+    columns: list[dict[str, list]] = [{name: [] for name in PLAN_SCHEMA.names} for _ in in_parts]
+    for d in sorted(found.spans):
+        k, row = where[d]
+        for s, e, sd in found.spans[d]:
+            plan = columns[k]
+            plan["row"].append(row)
+            plan["start"].append(s)
+            plan["end"].append(e)
+            plan["duplicate_of"].append(ids[sd])
+    for k, path in enumerate(plan_parts):
+        write_table_atomic(path, pa.table(columns[k], schema=PLAN_SCHEMA))
+    return SuffixArrayGroupResult(
+        {
+            "group_parts": list(part_indices),
+            "group_bytes": n_bytes,
+            "group_docs": n_docs,
+            "memory_estimate": need,
+            "memory_limit": limit,
+            "windows": found.windows,
+            "sa_seconds": round(found.sa_seconds, 4),
+            "lcp_seconds": round(found.lcp_seconds, 4),
+            "seconds": round(seconds, 4),
+        }
+    )
 
-        def decide(row: int, doc_id: str, text: str, k: int = k) -> Decision:
-            spans = plan.get((k, row))
-            if not spans:
-                return KEEP
-            if text.isascii():  # byte offsets are character offsets
-                removals = [SpanRemoval(s, e, REASON_SPAN, surv) for s, e, surv in spans]
-            else:
-                raw = text.encode("utf-8")
-                removals = [
-                    SpanRemoval(len(raw[:s].decode("utf-8")), len(raw[:e].decode("utf-8")), REASON_SPAN, surv)
-                    for s, e, surv in spans
-                ]
-            left = cut_spans(text, removals)
-            if len(left.strip().encode("utf-8")) < params.min_doc_bytes:
-                biggest = max(removals, key=lambda span: span.end - span.start)
-                return Decision(REASON_TOO_SHORT, biggest.duplicate_of)
-            return Decision(spans=removals)
 
-        shard = apply_decisions(
-            part,
-            out_parts[k],
-            rejected_parts[k],
-            decide,
-            spans_part=spans_parts[k] if spans_parts else None,
-            emptied_reason=REASON_TOO_SHORT,
+def suffix_array_filter_shard(
+    in_part: str,
+    part_index: int,
+    plan_part: str,
+    out_part: str,
+    rejected_part: str,
+    params: SuffixArrayDedupParams,
+    spans_part: str | None = None,
+) -> ShardCounts:
+    """Cut the spans of one part's plan (from `suffix_array_find_group`) out of its documents; a document left
+    under `min_doc_bytes` is dropped with the survivor of its longest span."""
+    plan: dict[int, list[tuple[int, int, str]]] = {}
+    table = read_tables([plan_part])
+    for row, s, e, survivor in zip(*(table.column(n).to_pylist() for n in PLAN_SCHEMA.names), strict=True):
+        plan.setdefault(row, []).append((s, e, survivor))
+
+    def decide(row: int, doc_id: str, text: str) -> Decision:
+        spans = plan.get(row)
+        if not spans:
+            return KEEP
+        if text.isascii():  # byte offsets are character offsets
+            removals = [SpanRemoval(s, e, REASON_SPAN, surv) for s, e, surv in spans]
+        else:
+            raw = text.encode("utf-8")
+            removals = [
+                SpanRemoval(len(raw[:s].decode("utf-8")), len(raw[:e].decode("utf-8")), REASON_SPAN, surv)
+                for s, e, surv in spans
+            ]
+        left = cut_spans(text, removals)
+        if len(left.strip().encode("utf-8")) < params.min_doc_bytes:
+            biggest = max(removals, key=lambda span: span.end - span.start)
+            return Decision(REASON_TOO_SHORT, biggest.duplicate_of)
+        return Decision(spans=removals)
+
+    shard = apply_decisions(
+        in_part, out_part, rejected_part, decide, spans_part=spans_part, emptied_reason=REASON_TOO_SHORT
+    )
+    shard.info["part_index"] = part_index
+    return shard
+
+
+def suffix_array_dedup_group(
+    in_parts: list[str],
+    part_indices: list[int],
+    out_parts: list[str],
+    rejected_parts: list[str],
+    params: SuffixArrayDedupParams,
+    spans_parts: list[str] | None = None,
+) -> list[ShardCounts]:
+    """`suffix_array_find_group` and then `suffix_array_filter_shard` on each part, in this process (the
+    pipeline runs the filters as tasks of their own); the first part's `info["group"]` holds the group's
+    statistics."""
+    if not (len(in_parts) == len(part_indices) == len(out_parts) == len(rejected_parts)):
+        raise ValueError(
+            "suffix array: in_parts, part_indices, out_parts and rejected_parts must have the same length"
         )
-        shard.info.update(part_index=part_indices[k], **({"group": group_stats} if k == 0 else {}))
-        results.append(shard)
+    with tempfile.TemporaryDirectory(prefix="suffix-array-plan-") as tmp:
+        plan_parts = [str(Path(tmp) / f"{part_name(i)}.parquet") for i in part_indices]
+        group = suffix_array_find_group(in_parts, part_indices, plan_parts, params)
+        results = [
+            suffix_array_filter_shard(
+                in_parts[k],
+                part_indices[k],
+                plan_parts[k],
+                out_parts[k],
+                rejected_parts[k],
+                params,
+                spans_parts[k] if spans_parts else None,
+            )
+            for k in range(len(in_parts))
+        ]
+    if results:
+        results[0].info["group"] = group.stats
     return results
 
 

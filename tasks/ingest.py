@@ -366,8 +366,9 @@ def merge_chat_copies(doc_parts: Sequence[str], message_parts: Sequence[str | No
     again later) become one chat in the documents: `tasks.chat_merge` finds them in the messages parts, the
     copies' documents are removed from their parts and the merged chat's sessions written, once, into the part of
     the copy it keeps (the one with exact timestamps). Part `i` of `doc_parts` is input file `i`'s, `message_parts`
-    its messages part (None, missing or empty for a file that is not a chat), `sources` its source. The messages dataset keeps every
-    copy as read (sft-data merges them the same way). Rerunning it on its own output changes nothing."""
+    its messages part (None, missing or empty for a file that is not a chat), `sources` its source. The messages
+    dataset keeps every copy as read (sft-data merges them the same way). Rerunning it on its own output changes
+    nothing."""
     from tasks.chat_merge import merge_chat_rows, read_chat_rows
     from tasks.whatsapp import chat_to_documents
 

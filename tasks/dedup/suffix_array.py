@@ -202,11 +202,12 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     # runs of consecutive pair indices = groups of suffixes sharing the same first min_bytes bytes
     run_start = np.ones(len(idx), dtype=bool)
     run_start[1:] = idx[1:] != idx[:-1] + 1
-    pairs_in_run = np.diff(np.append(np.flatnonzero(run_start), len(idx)))
+    run_first = np.flatnonzero(run_start)
+    pairs_in_run = np.diff(np.append(run_first, len(idx)))
     members = pairs_in_run + 1
     offsets = np.cumsum(members) - members
     # a run of pairs i..j covers suffixes i..j+1: every pair index, plus one after each run's last
-    run_last = np.append(np.flatnonzero(run_start)[1:], len(idx)) - 1
+    run_last = run_first + pairs_in_run - 1
     pos = sa[np.insert(idx, run_last + 1, idx[run_last] + 1)].astype(np.int64)
     del sa
     group_min = np.minimum.reduceat(pos, offsets)

@@ -325,8 +325,8 @@ def _ngram_chars(token_lists: Sequence[list[str]]) -> dict[int, list[int]]:
         # a token's id is the position of its first occurrence: no id of one document is another's
         id_list.extend(map({}.setdefault, tokens, itertools.count(len(id_list))))
     ids = np.array(id_list, dtype=np.uint64) + np.uint64(1)
-    all_tokens = [t for tokens in token_lists for t in tokens]
-    cumulative = np.concatenate(([0], np.cumsum(np.fromiter(map(len, all_tokens), np.int64, total))))
+    lengths = np.fromiter(map(len, itertools.chain.from_iterable(token_lists)), np.int64, total)
+    cumulative = np.concatenate(([0], np.cumsum(lengths)))
     doc_of = np.repeat(np.arange(len(token_lists)), sizes)
     hashes = ids * _HASH_MULTIPLIER
     repeated = None  # window starts of the last n whose n-gram occurs more than once
@@ -346,9 +346,8 @@ def _ngram_chars(token_lists: Sequence[list[str]]) -> dict[int, list[int]]:
         _, inverse, counts = np.unique(window_hashes, return_inverse=True, return_counts=True)
         counts = counts[inverse.reshape(-1)]
         window_doc = doc_of[positions]
-        letters = (
-            cumulative[positions + n] - cumulative[positions]
-        )  # characters of each window without spaces
+        # characters of each window without spaces
+        letters = cumulative[positions + n] - cumulative[positions]
         if n in TOP_NGRAM_SIZES:
             docs, chars = _top_ngram_chars(window_doc, counts, letters + (n - 1))
             for doc, c in zip(docs.tolist(), chars.tolist(), strict=True):
@@ -613,7 +612,9 @@ def _slice_signals(
     results = [DocumentSignals(text, dict.fromkeys(SIGNAL_COLUMNS), {}) for text in texts]
     for i, text, tokens, repeated in zip(measured_index, measured, split, repetition, strict=True):
         signals = results[i].signals
-        signals.update(gopher_quality_signals(text, *tokens[:2], stop_words[i], tokens.letter_words))
+        signals.update(
+            gopher_quality_signals(text, tokens.tokens, tokens.words, stop_words[i], tokens.letter_words)
+        )
         signals.update(repeated)
         if rule_sets[i] == "chat":
             continue

@@ -330,14 +330,25 @@ def chatlike_config(info: dict, work: Path, runner: dict | None = None) -> Path:
     return path
 
 
-_FLOW_LINE = re.compile(r"for flow '([a-z-]+)'")
+_FLOW_LINE = re.compile(r"Beginning subflow run '([^']+)' for flow '([a-z-]+)'")
+_FLOW_END = re.compile(r"Flow run '([^']+)' - Finished in state")
 
 
-def _chatlike_phase(line: str) -> str | None:
-    m = _FLOW_LINE.search(line)
-    if not m or m.group(1) == "pipeline":
+def chatlike_phases():
+    """`phase_of_line` for a `chatlike run` log: a stage's flow starts its phase; kenlm-train, a subflow of
+    perplexity's, is a phase of its own, and perplexity's phase goes on when it finishes."""
+    inner: set[str] = set()
+
+    def phase(line: str) -> str | None:
+        if (m := _FLOW_LINE.search(line)) and m.group(2) != "pipeline":
+            if m.group(2) == "kenlm-train":
+                inner.add(m.group(1))
+            return m.group(2)
+        if (m := _FLOW_END.search(line)) and m.group(1) in inner:
+            return "perplexity"
         return None
-    return "perplexity" if m.group(1) == "kenlm-train" else m.group(1)  # one phase: kenlm-train + perplexity
+
+    return phase
 
 
 def prefect_home() -> Path:
@@ -365,7 +376,7 @@ def run_chatlike(info: dict, work: Path, runner: dict | None = None) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PREFECT_HOME": str(prefect_home())}
     cmd = [str(Path(sys.executable).with_name("chatlike")), "run", "--config", str(config), "--stop-after", "encode"]
-    tree = run_tree(cmd, ROOT, env, _chatlike_phase)
+    tree = run_tree(cmd, ROOT, env, chatlike_phases())
     if tree.returncode != 0:
         raise SystemExit(f"chatlike run failed ({tree.returncode}):\n{tree.tail}")
     from storage.dataset import is_dataset, read_manifest
@@ -385,8 +396,6 @@ def run_chatlike(info: dict, work: Path, runner: dict | None = None) -> dict:
             info["tokenizer_json"] = str(Path(entry["path"]) / "tokenizer.json")
         if name == "encode":
             stages[-1]["out"] = m.counts.get("tokens_train", 0) + m.counts.get("tokens_val", 0)
-        if name == "kenlm-train":  # timed with perplexity (one phase)
-            stages[-1]["flow_s"] = stages[-1]["peak_mb"] = None
     return {"seconds": tree.seconds, "peak_mb": tree.peak_mb, "stages": stages,
             "kept": next((s["out"] for s in reversed(stages) if s["stage"].startswith("dedup")), None),
             "phase_seconds": tree.phase_seconds, "phase_peak_mb": tree.phase_peak_mb}
@@ -573,7 +582,7 @@ def print_comparison(info: dict, ours: dict, theirs: dict | str) -> None:
           f"{'met' if gb_ours >= AIM_GB_PER_CORE_HOUR else 'unmet'}")
 
     print("\nchatlike, per stage (work = the stage's own seconds from its manifest; flow = wall seconds from the "
-          "stage's flow start to the next one's, tag + filter together, kenlm-train inside perplexity's; rest = "
+          "stage's flow start to the next one's, tag + filter together (kenlm-train, a subflow, apart); rest = "
           "flow − work: Prefect flow and task runs, planning, publishing, reports; peak RSS of the whole tree "
           "within that flow)")
     head = (f"{'stage':<20} {'work s':>7} {'flow s':>7} {'rest s':>7} {'docs in':>10} {'docs out':>10} "
@@ -583,8 +592,8 @@ def print_comparison(info: dict, ours: dict, theirs: dict | str) -> None:
     print(f"{'start-up':<20} {0.0:>7.1f} {start:>7.1f} {start:>7.1f} {'':>10} {'':>10} "
           f"{ours['phase_peak_mb'].get('start', 0.0):>12,.0f}")
     flows: dict[str, list] = {}
-    for s in ours["stages"]:  # a flow's work: its tag and filter datasets, kenlm-train inside perplexity's
-        flow = "perplexity" if s["stage"] == "kenlm-train" else s["stage"].removesuffix("-tags")
+    for s in ours["stages"]:  # a flow's work: its tag and filter datasets
+        flow = s["stage"].removesuffix("-tags")
         flows.setdefault(flow, []).append(s)
     for s in ours["stages"]:
         own = [x for x in flows.values() if x[-1] is s]
@@ -632,9 +641,9 @@ def compare(kind: str, mb: float, skip_datatrove: bool, keep: bool) -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-# The flows of the data DAG in order, as the phases of a run are named (kenlm-train runs inside perplexity's).
-FLOWS = ("ingest", "clean", "langid", "quality", "perplexity", "dedup-exact", "dedup-minhash", "dedup-suffix-array",
-         "sample", "tokenizer", "encode")
+# The flows of the data DAG in order, as the phases of a run are named.
+FLOWS = ("ingest", "clean", "langid", "quality", "kenlm-train", "perplexity", "dedup-exact", "dedup-minhash",
+         "dedup-suffix-array", "sample", "tokenizer", "encode")
 
 # What holds a stage's memory as the corpus grows (the scaling table's last column).
 MEMORY_BOUND = {
@@ -642,7 +651,8 @@ MEMORY_BOUND = {
     "clean": "one part per worker (a part is one input file)",
     "langid": "one part per worker + the fastText model per worker",
     "quality": "one part per worker",
-    "perplexity": "one part + the KenLM model per worker; kenlm-train: the reference text (fixed)",
+    "kenlm-train": "the reference text (fixed)",
+    "perplexity": "one part + the KenLM model per worker",
     "dedup-exact": "the hashes of one of dedup.exact.partitions (4) hash partitions per select call",
     "dedup-minhash": "~24 B × 14 bands × documents / dedup.minhash.partitions per bucket call",
     "dedup-suffix-array": "~18 B per text byte up to dedup.suffix_array.max_group_bytes (512 MB of text → ~9 GB); "

@@ -35,7 +35,7 @@ from storage.dataset import REJECTED, DatasetWriter, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.params import RunnerParams
-from tasks.shard_drivers import ShardCounts
+from tasks.shard_drivers import ShardCounts, call_shard, share_cores
 
 MAX_ASSET_DEPS = 50  # raw input files beyond this are summarised, not listed one by one
 
@@ -67,7 +67,7 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
         pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=share_cores,
+            initializer=share_cores,  # in tasks: a worker never imports Prefect (2 s, 60 MB each)
             initargs=(workers,),
         )
         atexit.register(pool.shutdown, wait=True, cancel_futures=True)
@@ -75,22 +75,21 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     return _POOL[1]
 
 
-def share_cores(workers: int) -> None:
-    """In a worker process: give HuggingFace tokenizers' thread pool its share of the cores (encode's
-    `encode_batch_fast` otherwise starts a thread per core in every worker: measured on 2 cores, encode with 2
-    workers took 5.9-6.6 s with 2 threads each, 5.5-5.7 s with one). A value the user set wins."""
-    os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
-
-
 def build_task_runner(runner: RunnerParams) -> TaskRunner:
-    workers = runner.workers or os.cpu_count() or 1
-    if runner.kind == "dask":
-        try:
-            from prefect_dask import DaskTaskRunner
-        except ImportError as e:
-            raise RuntimeError("runner.kind 'dask' needs prefect-dask: pip install 'chatlike[dask]'") from e
-        return DaskTaskRunner(address=runner.dask_address)
-    return ThreadPoolTaskRunner(max_workers=workers)
+    """The Prefect task runner of `runner.kind: thread` (a task run per shard, shown in the UI)."""
+    return ThreadPoolTaskRunner(max_workers=runner.workers or os.cpu_count() or 1)
+
+
+def dask_client(address: str) -> Any:
+    """A client of the Dask cluster at `address` (connecting costs ~20 ms: one per stage step, closed after it)."""
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise RuntimeError("runner.kind 'dask' needs distributed: pip install 'chatlike[dask]'") from e
+    try:
+        return Client(address, set_as_default=False, timeout=30)
+    except OSError as e:
+        raise RuntimeError(f"runner.dask_address {address}: cannot reach the Dask scheduler ({e})") from e
 
 
 def shard_key(*parts: object) -> str:
@@ -153,12 +152,20 @@ def run_shards(
         return results
     with contextlib.ExitStack() as stack:
         advance = stack.enter_context(_progress(writer.stage, len(calls), len(calls) - len(todo)))
+        # process and dask: plain calls of the shard function on long-lived workers; the stage's flow run is what
+        # the Prefect UI shows, not a task run per shard (each cost a round trip to the API and state changes)
         if runner.kind == "process":
-            # plain calls of the shard function in the command's long-lived worker processes: the stage's flow
-            # run is what the Prefect UI shows, not a task run per shard
             pool = process_pool(runner.workers or os.cpu_count() or 1)
             futures = {pool.submit(shard_task.fn, **calls[i]): i for i in todo}
             done = concurrent.futures.as_completed(futures)
+        elif runner.kind == "dask":
+            from distributed import as_completed as dask_completed
+
+            client = stack.enter_context(dask_client(str(runner.dask_address)))
+            futures = {client.submit(call_shard, shard_task.fn, calls[i], pure=False,
+                                     key=f"{writer.stage}-{names[i]}-{os.urandom(6).hex()}"): i for i in todo}
+            stack.callback(client.cancel, list(futures))  # a failed stage leaves nothing running on the cluster
+            done = dask_completed(list(futures), loop=client.loop)
         else:
             task_runner = stack.enter_context(build_task_runner(runner))
             futures = {task_runner.submit(shard_task, parameters=calls[i]): i for i in todo}

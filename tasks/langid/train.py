@@ -21,10 +21,13 @@ import json
 import logging
 import os
 import random
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -50,12 +53,18 @@ log = logging.getLogger(__name__)
 # (AfriSenti `tweet`, DODa `darija` in Latin script and `darija_ar` in Arabic script).
 TEXT_COLUMNS = ("text", "sentence", "tweet", "darija", "darija_ar")
 TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
-# fastText 0.9.2 initialises the input matrix in ten blocks, one per training thread: with fewer than 11
-# threads part of it keeps whatever was in memory (random NaN failures, irreproducible models). Training
-# threads are therefore never fewer than this; the price is that runs are not bit-for-bit reproducible.
+# fastText 0.9.2 trains a model with `thread` threads that update shared weights without locks (Hogwild), so a
+# model trained with several is never the same twice. With one thread, training is a fixed sequence for a
+# given seed: the same data give the same model, byte for byte (and so the same fingerprints downstream). By
+# default every model is trained with one thread, in a process of its own (`fit_worker.py`: fastText leaves
+# nine tenths of the input matrix uninitialised with one thread, and only a fresh process reliably hands it
+# zeroed memory), and the independent models of a training (the two halves that find contradicted examples,
+# the calibration folds) are trained side by side, one per core. `threads` > 1 trades reproducibility for
+# speed on many cores, in this process, with at least 11 threads so that all ten blocks of the matrix are
+# initialised (fewer gave random "Encountered NaN." failures).
 MIN_TRAIN_THREADS = 11
 MAX_OWN_MIN_SCORE = 0.999  # above this, fastText probabilities of short texts are all ~1: the own model abstains
-TRAINING_RECIPE = "chatlike-langid-train/3"  # written into the sidecar; changes whenever the recipe does
+TRAINING_RECIPE = "chatlike-langid-train/4"  # written into the sidecar; changes whenever the recipe does
 STAGE_VERSION = "1"  # of the langid-train dataset (the recipe above is part of its parameters too)
 
 
@@ -323,26 +332,40 @@ def _fold(text: str, folds: int, salt: bytes = b"calibration") -> int:
     return int.from_bytes(hashlib.sha256(salt + b"\0" + text.encode("utf-8")).digest()[:8], "big") % folds
 
 
+def _fit_in_own_process(fasttext, train_file: Path, model_file: Path, params: dict):
+    """A one-thread fastText model trained by `fit_worker.py` in a process of its own (why: see there), loaded."""
+    spec = {"input": str(train_file), "output": str(model_file), "params": params, "parent": os.getpid()}
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}  # every large block freshly mapped: zeroed
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("fit_worker.py")), json.dumps(spec)],
+        env=env, capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"the training process exited with {done.returncode}")
+    return fasttext.load_model(str(model_file))
+
+
 def _drop_contradicted(
-    train: list[LabelledText], owned: set[str], min_p: float, fit
+    train: list[LabelledText], owned: set[str], min_p: float, fit_many
 ) -> tuple[list[LabelledText], Counter]:
     """`train` without the owned-label examples that models trained on the other half put in another label.
 
-    An owned label is never emptied: if every one of its examples is contradicted, the data is kept as it is
-    (with a warning), since the negatives, not the examples, are then the likelier problem.
+    `fit_many(list of example lists)` trains one model per list. An owned label is never emptied: if every one
+    of its examples is contradicted, the data is kept as it is (with a warning), since the negatives, not the
+    examples, are then the likelier problem.
     """
     flags = [False] * len(train)
-    for half in range(2):
-        inside = [e for e in train if _fold(e.text, 2, b"contradicted") != half]
-        outside = [i for i, e in enumerate(train) if _fold(e.text, 2, b"contradicted") == half]
-        if len({e.label for e in inside}) < 2 or not outside:
-            return train, Counter()
-        model = fit(inside)
+    halves = [_fold(e.text, 2, b"contradicted") for e in train]
+    insides = [[e for e, h in zip(train, halves, strict=True) if h != half] for half in range(2)]
+    outsides = [[i for i, h in enumerate(halves) if h == half] for half in range(2)]
+    if any(len({e.label for e in inside}) < 2 for inside in insides) or not all(outsides):
+        return train, Counter()
+    for model, outside in zip(fit_many(insides), outsides, strict=True):
         for i, flag in zip(
             outside, _contradicted(model, [train[i] for i in outside], owned, min_p), strict=True
         ):
             flags[i] = flag
-        del model
     dropped = Counter(e.label for e, flag in zip(train, flags, strict=True) if flag)
     totals = Counter(e.label for e in train)
     for label, n in sorted(dropped.items()):
@@ -405,6 +428,11 @@ def train_langid_model(
       Arabic) teaches the model that Arabic is Darija. With `drop_contradicted` set, two models, each trained
       on half of the training examples, judge the other half; owned-label examples they put in another label
       with probability ≥ `drop_contradicted` are left out (counted in the metrics). None keeps everything.
+
+    With `threads` left at None (or 1) training is reproducible: each model has one fastText thread, the
+    independent ones run side by side, and the same data, parameters and seed give the same model and
+    sidecar, byte for byte. `threads` > 1 gives each model that many (at least 11) lock-free threads: faster
+    for a large corpus on many cores, different every run.
     """
     started = time.perf_counter()
     if epochs < 1 or dim < 1 or word_ngrams < 1 or bucket < 1 or lr <= 0:
@@ -415,6 +443,8 @@ def train_langid_model(
         raise ValueError(
             f"short_spans must be ≥ 0 and short_span_words (min, max) with 1 ≤ min ≤ max, got {short_span_words}"
         )
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be ≥ 1, got {threads}")
     if drop_contradicted is not None and not 0 < drop_contradicted <= 1:
         raise ValueError(f"drop_contradicted must be in (0, 1] or None, got {drop_contradicted}")
     try:
@@ -452,30 +482,26 @@ def train_langid_model(
         raise ValueError(f"owned label(s) {', '.join(missing)} have no training examples")
     owned = set(owned_labels)
 
-    def fit(examples: list[LabelledText], folder: Path, spans: bool = True):
+    def fit(examples: list[LabelledText], folder: Path, spans: bool = True, name: str = "train"):
         """One fastText model on `examples` (plus short spans, balanced if asked), trained from a file in `folder`."""
         if spans and short_spans:
             examples = _short_spans(examples, short_spans, short_span_words, seed)
         if balance:
             examples = _balanced(examples, seed)
-        train_file = folder / "train.txt"
+        train_file = folder / f"{name}.txt"
         with open(train_file, "w", encoding="utf-8") as f:
             for e in examples:
                 f.write(f"{LABEL_PREFIX}{e.label} {e.text}\n")
+        params = {
+            "epoch": epochs, "dim": dim, "wordNgrams": word_ngrams, "minn": minn, "maxn": maxn, "lr": lr,
+            "bucket": bucket, "loss": "softmax", "seed": seed,
+        }
+        model_file = folder / f"{name}.bin"
         try:
+            if hogwild == 1:
+                return _fit_in_own_process(fasttext, train_file, model_file, params)
             return fasttext.train_supervised(
-                input=str(train_file),
-                epoch=epochs,
-                dim=dim,
-                wordNgrams=word_ngrams,
-                minn=minn,
-                maxn=maxn,
-                lr=lr,
-                bucket=bucket,
-                loss="softmax",
-                thread=max(MIN_TRAIN_THREADS, threads or os.cpu_count() or 1),
-                seed=seed,
-                verbose=0,
+                input=str(train_file), thread=max(MIN_TRAIN_THREADS, hogwild), verbose=0, **params
             )
         except (RuntimeError, ValueError) as e:
             raise ValueError(
@@ -483,31 +509,43 @@ def train_langid_model(
             ) from None
         finally:
             train_file.unlink(missing_ok=True)
+            model_file.unlink(missing_ok=True)
 
+    def fit_many(example_lists: list[list[LabelledText]], folder: Path, spans: bool = True) -> list:
+        """Independent models, trained side by side when each has one thread (fastText releases the GIL)."""
+        side_by_side = 1 if hogwild > 1 else max(1, min(len(example_lists), os.cpu_count() or 1))
+        with ThreadPoolExecutor(side_by_side) as pool:
+            return list(
+                pool.map(lambda k: fit(example_lists[k], folder, spans, f"train-{k}"), range(len(example_lists)))
+            )
+
+    hogwild = threads or 1
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".langid-train-") as tmp:
         folder = Path(tmp)
         dropped: Counter = Counter()
         if drop_contradicted is not None:
             train, dropped = _drop_contradicted(
-                train, owned, drop_contradicted, lambda examples: fit(examples, folder, spans=False)
+                train, owned, drop_contradicted, lambda lists: fit_many(lists, folder, spans=False)
             )
         script_min_scores: dict[str, float] = {}
         length_min_scores: dict[str, dict[str, float]] = {}
         if min_score is None and calibration_folds >= 2:
             scored: list[tuple[str, str, str, float]] = []  # label, script, length class, owned probability
+            folds = [_fold(e.text, calibration_folds) for e in train]
+            insides, outsides = [], []
             for k in range(calibration_folds):
-                inside = [e for e in train if _fold(e.text, calibration_folds) != k]
-                outside = [e for e in train if _fold(e.text, calibration_folds) == k]
-                if not outside or len({e.label for e in inside}) < 2:
-                    continue
-                fold_model = fit(inside, folder)
+                inside = [e for e, f in zip(train, folds, strict=True) if f != k]
+                outside = [e for e, f in zip(train, folds, strict=True) if f == k]
+                if outside and len({e.label for e in inside}) >= 2:
+                    insides.append(inside)
+                    outsides.append(outside)
+            for fold_model, outside in zip(fit_many(insides, folder), outsides, strict=True):
                 judged = [(e.label, t) for e in outside for t in _calibration_texts(e.text, str(seed))]
                 scores = _owned_scores(fold_model, [t for _, t in judged], owned)
                 scored += [
                     (label, dominant_script(t), length_class(t), p)
                     for (label, t), p in zip(judged, scores, strict=True)
                 ]
-                del fold_model
             length_min_scores = _calibrated_by_script_and_length(scored, owned, max_false_positive_rate)
             # the threshold of sentences (6 words or more) of each script, as recipe 2 had it
             script_min_scores = {script: t[str(LENGTH_CLASSES[-1])] for script, t in length_min_scores.items()}
@@ -574,7 +612,8 @@ def train_langid_model(
             "short_span_words": list(short_span_words),
             "drop_contradicted": drop_contradicted,
         },
-        "metrics": {k: v for k, v in metrics.as_dict().items() if k not in ("model_path",)},
+        # no path and no seconds: the same data and parameters give the same sidecar, as they give the same model
+        "metrics": {k: v for k, v in metrics.as_dict().items() if k not in ("model_path", "seconds")},
     }
     meta_path = Path(str(out) + METADATA_SUFFIX)
     write_text_atomic(meta_path, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")

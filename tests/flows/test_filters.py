@@ -90,3 +90,9 @@ def test_langid_train_stage_feeds_the_combined_predictor(tmp_path, prefect_harne
     assert tags.params["own_model"] == model.fingerprint
     langs = {r["lang"] for r in iter_rows(parquet_files(tags.path))}
     assert "ary" in langs and "en" in langs  # the Darija chat is recognised, English still English
+
+    # rerunning the stage retrains the same model, byte for byte, and so tags the same way
+    first = (Path(out["langid-train"]) / "model.bin").read_bytes()
+    again = pipeline_flow(config=str(p), only=["langid-train"], force=True)
+    assert again["langid-train"] == out["langid-train"]
+    assert (Path(again["langid-train"]) / "model.bin").read_bytes() == first

@@ -435,7 +435,8 @@ def bench_recipe_model(tmp_path_factory) -> tuple[Path, object]:
     """An own model trained as bench/bench_langid.py trains its final one: every Darija example of the shared
     data (DODa both scripts, AfriSenti Morocco) and the ten lingua languages, with the default recipe
     (short spans, contradicted examples left out, thresholds calibrated per script and length). About a
-    minute on two busy cores (recipe 3; recipe 2 took half that)."""
+    minute on two cores; reproducible (one fastText thread per model), so the figures below are this
+    model's, on any run."""
     examples = [LabelledText("ary", t) for t, _ in _darija()]
     for lang in LINGUA:
         examples += [
@@ -447,28 +448,26 @@ def bench_recipe_model(tmp_path_factory) -> tuple[Path, object]:
 
 
 def test_unseen_darija_chat_lines_are_recognised_in_both_scripts(bench_recipe_model):
-    """Darija the tests have never seen. Measured with recipe 3 (thresholds per script and length): 41 of 52
-    (79%) in Arabic script and 53 of 54 (98%) in Arabizi; recipe 2 took 46-47 of 52 in Arabic script but also
+    """Darija the tests have never seen. Measured with recipe 4 (thresholds per script and length): 42 of 52
+    (81%) in Arabic script and 53 of 54 (98%) in Arabizi; recipe 2 took 46-47 of 52 in Arabic script but also
     took short Arabic and English from the default model (issue 19). The 3–5-word Arabic-script lines are the
     ones lost: at that length the own model needs ≥ 0.99 to leave 99% of Arabic alone. French, English,
-    Spanish and Modern Standard Arabic chat lines keep their language. The floors leave room for fastText's
-    multi-threaded training, which is not reproducible run to run."""
+    Spanish and Modern Standard Arabic chat lines keep their language (one of 15 MSA lines goes to Darija).
+    The floors leave a line or two of room should a different CPU's arithmetic round differently."""
     model, _ = bench_recipe_model
     p = CombinedPredictor(str(model))
     recall = {}
     for script, lines in (("arabic", DARIJA_CHAT_ARABIC), ("latin", DARIJA_CHAT_LATIN)):
         guesses = p.predict_many(list(lines))
         recall[script] = sum(g.lang == "ary" for g in guesses) / len(lines)
-    assert recall["arabic"] >= 0.7 and recall["latin"] >= 0.9, recall
+    assert recall["arabic"] >= 0.75 and recall["latin"] >= 0.9, recall
 
     default = LanguagePredictor()
     for lang, lines in OTHER_CHAT.items():
         assert all(g.lang == lang for g in default.predict_many(list(lines))), lang  # the lines are fair
         combined = [g.lang for g in p.predict_many(list(lines))]
-        # Modern Standard Arabic chat lines are the hard case (tasks/langid/README: 1–2 of 15 go to Darija,
-        # depending on the run of fastText's multi-threaded training); the others lose at most one
-        lost = 2 if lang == "ar" else 1
-        assert sum(label == lang for label in combined) >= len(lines) - lost, (lang, combined)
+        # Modern Standard Arabic chat lines are the hard case: one of 15 goes to Darija; the others lose none
+        assert sum(label == lang for label in combined) >= len(lines) - 1, (lang, combined)
 
 
 def test_short_texts_of_other_languages_stay_with_the_default_model(bench_recipe_model):
@@ -486,7 +485,7 @@ def test_short_texts_of_other_languages_stay_with_the_default_model(bench_recipe
     changed = [
         (t, d, g.lang) for t, d, g in zip(texts, by_default, p.predict_many(texts), strict=True) if g.lang != d
     ]
-    # 56 texts; measured 0, and 2 in one fresh-clone CI run (fastText training is not reproducible run to run)
+    # 56 texts; one changes (measured; multi-threaded training of recipe 3 gave 0–2 run to run)
     assert len(changed) <= 2, changed
     recall = {
         script: sum(g.lang == "ary" for g in p.predict_many(list(lines))) / len(lines)
@@ -515,7 +514,7 @@ def test_training_leaves_out_owned_examples_that_read_as_another_language(bench_
     # left out, a small part of the ~3,000 Darija examples
     assert 10 <= metrics.dropped_contradicted["ary"] <= 200, metrics.dropped_contradicted
     meta = json.loads(Path(str(model) + ".json").read_text(encoding="utf-8"))
-    assert meta["recipe"] == "chatlike-langid-train/3" and meta["params"]["short_spans"] == 3
+    assert meta["recipe"] == "chatlike-langid-train/4" and meta["params"]["short_spans"] == 3
     assert meta["metrics"]["dropped_contradicted"] == metrics.dropped_contradicted
     # the Arabic-script thresholds are calibrated against Arabic, the Latin ones against French, English…;
     # a word or two needs more confidence than a sentence, and a single Arabic-script word is left to the
@@ -754,22 +753,21 @@ def test_cli_train_then_predict_with_the_combined_predictor(tmp_path):
     darija = [t for t, src in _darija() if src == "doda" and not _held_out(t)][:800]
     (tmp_path / "ary.txt").write_text("\n".join(darija) + "\n", encoding="utf-8")
     model = tmp_path / "models" / "own.bin"
-    r = _cli(
-        [
-            "train",
-            "--data",
-            str(tmp_path / "ary.txt"),
-            "--data",
-            f"en={shared_file('langid', 'lingua_sentences_en.txt')}",
-            f"fr={shared_file('langid', 'lingua_sentences_fr.txt')}",
-            "--out",
-            str(model),
-            "--epochs",
-            "10",
-            "--bucket",
-            "50000",
-        ]
-    )
+    args = [
+        "train",
+        "--data",
+        str(tmp_path / "ary.txt"),
+        "--data",
+        f"en={shared_file('langid', 'lingua_sentences_en.txt')}",
+        f"fr={shared_file('langid', 'lingua_sentences_fr.txt')}",
+        "--out",
+        str(model),
+        "--epochs",
+        "10",
+        "--bucket",
+        "50000",
+    ]
+    r = _cli(args)
     assert r.exit_code == 0, r.output
     assert "owned labels: ary" in r.stdout and model.is_file()
     meta = json.loads(Path(str(model) + ".json").read_text())
@@ -781,6 +779,29 @@ def test_cli_train_then_predict_with_the_combined_predictor(tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert [json.loads(line)["lang"] for line in r.stdout.splitlines()] == ["ary", "en", "fr"]
+
+    # the same data and options give the same model and sidecar, byte for byte (one fastText thread per model)
+    again = tmp_path / "again" / "own.bin"
+    r = _cli([*args[: args.index("--out")], "--out", str(again), *args[args.index("--out") + 2 :]])
+    assert r.exit_code == 0, r.output
+    assert again.read_bytes() == model.read_bytes()
+    assert Path(str(again) + ".json").read_bytes() == Path(str(model) + ".json").read_bytes()
+
+
+def test_training_with_many_threads_still_works(tmp_path):
+    """`threads` > 1 trades reproducibility for speed: each model gets at least 11 lock-free threads."""
+    examples = [LabelledText("ary", t) for t, src in _darija() if src == "doda"][:300]
+    examples += [LabelledText("en", s) for s in _lines(shared_file("langid", "lingua_sentences_en.txt"))[:300]]
+    metrics = train_langid_model(
+        examples, tmp_path / "m.bin", epochs=5, bucket=20_000, calibration_folds=0, valid_fraction=0.2, threads=2
+    )
+    assert metrics.valid_accuracy > 0.9 and (tmp_path / "m.bin").is_file()
+    with pytest.raises(ValueError, match="threads must be"):
+        train_langid_model(examples, tmp_path / "n.bin", threads=0)
+    # a training that diverges in its own process fails with fastText's reason, and leaves nothing behind
+    with pytest.raises(ValueError, match=r"fastText training failed \(Encountered NaN\.\); a lower learning rate"):
+        train_langid_model(examples, tmp_path / "d" / "m.bin", epochs=5, bucket=20_000, calibration_folds=0, lr=50)
+    assert list((tmp_path / "d").iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -151,15 +152,12 @@ def split_tokens(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1 << 18)
-def _chunk_words(chunk: str) -> tuple[str, ...]:
-    """The tokens of one chunk that are words (cached beside its tokens)."""
-    return tuple(words_of(_chunk_tokens(chunk)))
-
-
-@functools.lru_cache(maxsize=1 << 18)
-def _chunk_letter_words(chunk: str) -> int:
-    """How many words of one chunk have a letter."""
-    return sum(1 for w in _chunk_words(chunk) if _LETTER_RE.search(w))
+def _chunk_info(chunk: str) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """A chunk's tokens, the tokens that are words, and how many of those have a letter (one cache lookup
+    per chunk gives all three)."""
+    tokens = _chunk_tokens(chunk)
+    words = tuple(words_of(tokens))
+    return tokens, words, sum(1 for w in words if _LETTER_RE.search(w))
 
 
 class Tokens(NamedTuple):
@@ -168,21 +166,20 @@ class Tokens(NamedTuple):
     letter_words: int  # how many words have a letter
 
 
+_TOKENS, _WORDS, _LETTER_WORDS = (operator.itemgetter(i) for i in range(3))
+
+
 def tokenize(text: str) -> Tokens:
-    """`split_tokens(text)`, its words and how many of them have a letter, looked up per chunk in caches."""
-    chunks = text.split()
-    return Tokens(
-        list(itertools.chain.from_iterable(map(_chunk_tokens, chunks))),
-        list(itertools.chain.from_iterable(map(_chunk_words, chunks))),
-        sum(map(_chunk_letter_words, chunks)),
-    )
+    """`split_tokens(text)`, its words and how many of them have a letter, looked up per chunk in a cache."""
+    infos = list(map(_chunk_info, text.split()))
+    chain = itertools.chain.from_iterable
+    return Tokens(list(chain(map(_TOKENS, infos))), list(chain(map(_WORDS, infos))), sum(map(_LETTER_WORDS, infos)))
 
 
 def clear_token_cache() -> None:
     """Forget the cached tokens of chunks (for benchmarks that must not profit from an earlier run)."""
     _chunk_tokens.cache_clear()
-    _chunk_words.cache_clear()
-    _chunk_letter_words.cache_clear()
+    _chunk_info.cache_clear()
 
 
 def words_of(tokens: list[str]) -> list[str]:

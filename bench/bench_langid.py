@@ -340,7 +340,8 @@ def main() -> None:
             algerian_ary += sum(g.lang == "ary" for g in combined.predict_many(algerian))
     print(
         "own-model thresholds per script and length (1 word / 2 / 3–5 / 6+; 1 = never), calibrated by"
-        " cross-fitting on each fold's training part so that ≤ 1% of any other language's texts of that script"
+        f" cross-fitting on each fold's training part so that ≤ {args.max_false_positive_rate or 0.01:.1%} of any other"
+        " language's texts of that script"
         " and length are called ary; one column per fold:"
     )
     for script_name in ("arabic", "latin"):

@@ -273,7 +273,8 @@ _DIE_WITH_PARENT = (
 )
 
 
-def _dying_with_this_process(cmd: Sequence[str]) -> list[str]:
+def dying_with_this_process(cmd: Sequence[str]) -> list[str]:
+    """`cmd` started through `_DIE_WITH_PARENT` on Linux: it gets SIGTERM when the calling thread dies."""
     if not sys.platform.startswith("linux"):
         return list(cmd)
     return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *cmd]
@@ -290,7 +291,7 @@ def run_streaming(cmd: Sequence[str], log: Callable[[str], None], env: Mapping[s
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), child_env.get("PYTHONPATH")) if p)
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     proc = subprocess.Popen(
-        _dying_with_this_process(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+        dying_with_this_process(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
         encoding="utf-8", errors="replace", bufsize=1, env=child_env, cwd=cwd, start_new_session=True,
     )
     try:

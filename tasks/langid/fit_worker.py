@@ -7,25 +7,18 @@ initialises only a tenth of it per training thread. With one thread, nine tenths
 allocator hands back: zero pages when the matrix is freshly mapped from the kernel, old floats (NaN among them)
 when it reuses memory the process freed before. A short-lived process whose allocator maps every large block
 afresh (`MALLOC_MMAP_THRESHOLD_`, set by the parent) always gets zero pages, so the model depends only on the
-data, the parameters and the seed. The parent reads the saved model; an error is one line on stderr, exit 1.
+data, the parameters and the seed. The parent starts it so that it dies with the thread that started it
+(`tasks.training.dying_with_this_process`) and reads the saved model; an error is one line on stderr, exit 1.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
 
 
 def main(spec_json: str) -> int:
-    if sys.platform.startswith("linux"):  # die with the parent thread that started us (SIGTERM, crash)
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     spec = json.loads(spec_json)
-    if os.getppid() != spec.get("parent", os.getppid()):  # the parent died before the line above
-        return 1
     import fasttext
 
     try:

@@ -46,6 +46,7 @@ from tasks.langid.model import (
     load_fasttext_model,
     normalize_for_own_model,
 )
+from tasks.training import dying_with_this_process
 
 log = logging.getLogger(__name__)
 
@@ -334,10 +335,10 @@ def _fold(text: str, folds: int, salt: bytes = b"calibration") -> int:
 
 def _fit_in_own_process(fasttext, train_file: Path, model_file: Path, params: dict):
     """A one-thread fastText model trained by `fit_worker.py` in a process of its own (why: see there), loaded."""
-    spec = {"input": str(train_file), "output": str(model_file), "params": params, "parent": os.getpid()}
+    spec = {"input": str(train_file), "output": str(model_file), "params": params}
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}  # every large block freshly mapped: zeroed
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("fit_worker.py")), json.dumps(spec)],
+        dying_with_this_process([sys.executable, str(Path(__file__).with_name("fit_worker.py")), json.dumps(spec)]),
         env=env, capture_output=True, text=True, check=False,
     )
     if done.returncode != 0:
@@ -481,6 +482,7 @@ def train_langid_model(
     if missing:
         raise ValueError(f"owned label(s) {', '.join(missing)} have no training examples")
     owned = set(owned_labels)
+    hogwild = threads or 1  # fastText threads per model
 
     def fit(examples: list[LabelledText], folder: Path, spans: bool = True, name: str = "train"):
         """One fastText model on `examples` (plus short spans, balanced if asked), trained from a file in `folder`."""
@@ -519,7 +521,6 @@ def train_langid_model(
                 pool.map(lambda k: fit(example_lists[k], folder, spans, f"train-{k}"), range(len(example_lists)))
             )
 
-    hogwild = threads or 1
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".langid-train-") as tmp:
         folder = Path(tmp)
         dropped: Counter = Counter()

@@ -333,17 +333,26 @@ def _fold(text: str, folds: int, salt: bytes = b"calibration") -> int:
     return int.from_bytes(hashlib.sha256(salt + b"\0" + text.encode("utf-8")).digest()[:8], "big") % folds
 
 
-def _fit_in_own_process(fasttext, train_file: Path, model_file: Path, params: dict):
-    """A one-thread fastText model trained by `fit_worker.py` in a process of its own (why: see there), loaded."""
+def _fit_in_own_process(fasttext, train_file: Path, model_file: Path, params: dict, running: set):
+    """A one-thread fastText model trained by `fit_worker.py` in a process of its own (why: see there), loaded.
+
+    The process is in `running` while it trains, so that whoever waits on several can stop them all; an
+    interruption of this thread stops it too."""
     spec = {"input": str(train_file), "output": str(model_file), "params": params}
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(128 * 1024)}  # every large block freshly mapped: zeroed
-    done = subprocess.run(
-        dying_with_this_process([sys.executable, str(Path(__file__).with_name("fit_worker.py")), json.dumps(spec)]),
-        env=env, capture_output=True, text=True, check=False,
-    )
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        raise RuntimeError(lines[-1] if lines else f"the training process exited with {done.returncode}")
+    cmd = dying_with_this_process([sys.executable, str(Path(__file__).with_name("fit_worker.py")), json.dumps(spec)])
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        running.add(proc)
+        try:
+            _, stderr = proc.communicate()
+        except BaseException:
+            proc.kill()
+            raise
+        finally:
+            running.discard(proc)
+    if proc.returncode != 0:
+        lines = stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"the training process exited with {proc.returncode}")
     return fasttext.load_model(str(model_file))
 
 
@@ -483,6 +492,7 @@ def train_langid_model(
         raise ValueError(f"owned label(s) {', '.join(missing)} have no training examples")
     owned = set(owned_labels)
     hogwild = threads or 1  # fastText threads per model
+    running: set[subprocess.Popen] = set()  # training processes (one thread per model)
 
     def fit(examples: list[LabelledText], folder: Path, spans: bool = True, name: str = "train"):
         """One fastText model on `examples` (plus short spans, balanced if asked), trained from a file in `folder`."""
@@ -501,7 +511,7 @@ def train_langid_model(
         model_file = folder / f"{name}.bin"
         try:
             if hogwild == 1:
-                return _fit_in_own_process(fasttext, train_file, model_file, params)
+                return _fit_in_own_process(fasttext, train_file, model_file, params, running)
             return fasttext.train_supervised(
                 input=str(train_file), thread=max(MIN_TRAIN_THREADS, hogwild), verbose=0, **params
             )
@@ -516,10 +526,17 @@ def train_langid_model(
     def fit_many(example_lists: list[list[LabelledText]], folder: Path, spans: bool = True) -> list:
         """Independent models, trained side by side when each has one thread (fastText releases the GIL)."""
         side_by_side = 1 if hogwild > 1 else max(1, min(len(example_lists), os.cpu_count() or 1))
-        with ThreadPoolExecutor(side_by_side) as pool:
+        pool = ThreadPoolExecutor(side_by_side)
+        try:
             return list(
                 pool.map(lambda k: fit(example_lists[k], folder, spans, f"train-{k}"), range(len(example_lists)))
             )
+        except BaseException:  # Ctrl-C, SIGTERM turned into an exception, one model failing: stop the others
+            for proc in list(running):
+                proc.kill()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".langid-train-") as tmp:
         folder = Path(tmp)

@@ -6,7 +6,12 @@ import csv
 import gzip
 import hashlib
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -842,3 +847,48 @@ def test_a_text_is_one_line_for_fasttext_with_every_kind_of_whitespace_collapsed
     line = one_line(text)
     assert line == re.sub(r"\s+", " ", text).strip()
     assert "\n" not in line and "  " not in line
+
+
+def _fit_workers(marker: str) -> list[int]:
+    """Pids of running fit_worker.py processes whose arguments mention `marker`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if "fit_worker.py" in args and marker in args:
+            pids.append(int(proc.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_stopping_a_training_stops_the_models_training_side_by_side(tmp_path, sig):
+    """Ctrl-C (or SIGTERM) while two models train side by side: the command exits at once and no training
+    process is left (before, SIGINT waited for both models to finish)."""
+    out = tmp_path / "m.bin"
+    cmd = [sys.executable, "-c", "from flows.cli import main; main()", "langid", "train",
+           "--data", f"ary={shared_file('langid', 'DODa_ongoing_02.csv')}",
+           "--data", f"ar={shared_file('langid', 'lingua_sentences_ar.txt')}",
+           "--out", str(out), "--epochs", "20000"]
+    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[3], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 60
+        while len(_fit_workers(str(tmp_path))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_fit_workers(str(tmp_path))) == 2, "the two halves never trained side by side"
+        started = time.monotonic()
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        assert time.monotonic() - started < 10 and proc.returncode != 0
+        deadline = time.monotonic() + 5
+        while _fit_workers(str(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _fit_workers(str(tmp_path)) == [] and not out.exists()
+    finally:
+        proc.kill()
+        for pid in _fit_workers(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)

@@ -146,20 +146,33 @@ def plan_suffix_array_groups(in_parts: list[str], params: SuffixArrayDedupParams
 
 @dataclass
 class RepeatSpans:
-    """Byte spans to cut, per document of a group, with the document holding the first occurrence."""
+    """Byte spans to cut from the documents of a group, in document order and, within one, in text order: span k
+    is bytes `start[k]:end[k]` of document `doc[k]`, and `survivor[k]` is the earliest document holding a first
+    occurrence of one of its windows."""
 
-    # document index → [(start byte, end byte, index of the survivor document)]
-    spans: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    doc: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    start: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    end: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    survivor: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     windows: int = 0
     sa_seconds: float = 0.0
     lcp_seconds: float = 0.0
+
+    def by_doc(self) -> dict[int, list[tuple[int, int, int]]]:
+        """document index → [(start byte, end byte, survivor document)]"""
+        spans: dict[int, list[tuple[int, int, int]]] = {}
+        for d, s, e, sd in zip(*(a.tolist() for a in (self.doc, self.start, self.end, self.survivor)), strict=True):
+            spans.setdefault(d, []).append((s, e, sd))
+        return spans
 
 
 def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     """Repeated substrings (≥ min_bytes) of the concatenated documents: every occurrence but the first.
 
-    Returns byte spans per document index (merged, snapped to UTF-8 character starts) and, for each span,
-    the index of the earliest document holding a first occurrence of one of its windows.
+    Returns byte spans per document (merged, snapped to UTF-8 character starts) and, for each span, the index of
+    the earliest document holding a first occurrence of one of its windows. Past the suffix and LCP arrays,
+    everything is whole-array NumPy work: most of a repetitive corpus's text can be windows (100 M of them in
+    the 268 MB group of the full JSONL bench).
     """
     import pydivsufsort
 
@@ -182,70 +195,83 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     out.sa_seconds, out.lcp_seconds = t1 - t0, time.perf_counter() - t1
 
     # adjacent suffix pairs (i, i+1) sharing ≥ min_bytes bytes inside both documents: as the two share their
-    # first min_bytes bytes, that is "no separator among the first min_bytes bytes of sa[i]", read from a running
-    # count of separators kept modulo 2^bits (exact, since a window holds at most min_bytes of them)
+    # first min_bytes bytes, that is "no separator among the first min_bytes bytes of sa[i]": `clear[p]`, read
+    # from a running count of separators kept modulo 2^bits (exact, since a window holds at most min_bytes)
     count_type = np.uint8 if min_bytes < 1 << 8 else np.uint16 if min_bytes < 1 << 16 else np.uint32
     separators = np.zeros(n + 1, dtype=count_type)
     np.cumsum(data == SEPARATOR, dtype=count_type, out=separators[1:])
+    clear = separators[min_bytes:] == separators[: n + 1 - min_bytes]
+    del separators
     hits = []
     for c0 in range(0, n - 1, _CHUNK):
         c1 = min(c0 + _CHUNK, n - 1)
-        cand = np.flatnonzero(lcp[c0:c1] >= min_bytes) + c0  # few: most neighbours share little
-        if len(cand) == 0:
-            continue
-        p = sa[cand]
-        hits.append(cand[separators[p + min_bytes] == separators[p]])
-    del lcp, separators
+        cand = np.flatnonzero(lcp[c0:c1] >= min_bytes) + c0  # few in most corpora: neighbours share little
+        if len(cand):
+            hits.append(cand[clear[sa[cand]]])
+    del lcp, clear
     idx = np.concatenate(hits) if hits else np.empty(0, dtype=np.int64)
+    del hits
     if len(idx) == 0:
         return out
-    # runs of consecutive pair indices = groups of suffixes sharing the same first min_bytes bytes
-    run_start = np.ones(len(idx), dtype=bool)
-    run_start[1:] = idx[1:] != idx[:-1] + 1
-    run_first = np.flatnonzero(run_start)
-    pairs_in_run = np.diff(np.append(run_first, len(idx)))
-    members = pairs_in_run + 1
-    offsets = np.cumsum(members) - members
-    # a run of pairs i..j covers suffixes i..j+1: every pair index, plus one after each run's last
-    run_last = run_first + pairs_in_run - 1
-    pos = sa[np.insert(idx, run_last + 1, idx[run_last] + 1)].astype(np.int64)
-    del sa
-    group_min = np.minimum.reduceat(pos, offsets)
-    group_min_doc = np.searchsorted(starts, group_min, side="right") - 1
-    later = pos != np.repeat(group_min, members)
-    w_start = pos[later]
-    w_surv = np.repeat(group_min_doc, members)[later]
-    del pos, later
+    # a maximal run of pair indices i..j is one group of suffixes sharing their first min_bytes bytes: entries
+    # i..j+1 of the suffix array, the group starting where a pair index follows no other
+    pair = np.zeros(n, dtype=bool)
+    pair[idx] = True
+    del idx
+    member = pair.copy()
+    member[1:] |= pair[:-1]
+    pair[1:] &= ~pair[:-1]  # now: the pair indices that start a run
+    members = np.flatnonzero(member)
+    del member
+    group_start = pair[members]
+    del pair
+    pos = sa[members]  # text offsets of the group members, group by group
+    del sa, members
+    offsets = np.flatnonzero(group_start)
+    first = np.minimum.reduceat(pos, offsets)  # each group's first occurrence
+    group = np.cumsum(group_start, dtype=pos.dtype)  # int32 below 2 GiB: 8x faster than int64 here
+    group -= 1
+    del group_start
+    # every other member starts a window, whose survivor is its group's first occurrence: one slot per text
+    # offset (an offset is in at most one group), read back in text order, which sorts the windows for free
+    survivor_at = np.full(n, -1, dtype=pos.dtype)
+    survivor_at[pos] = first[group]
+    survivor_at[first] = -1
+    del pos, group, first, offsets
+    w_start = np.flatnonzero(survivor_at >= 0)
+    w_surv = survivor_at[w_start]
+    del survivor_at
     out.windows = len(w_start)
-    if n < (1 << 32) and len(texts) < (1 << 32):
-        # sort (start, survivor document) packed in one uint64: a plain sort is much cheaper than argsort
-        key = (w_start.astype(np.uint64) << np.uint64(32)) | w_surv.astype(np.uint64)
-        key.sort()
-        w_start = (key >> np.uint64(32)).astype(np.int64)
-        w_surv = (key & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        del key
-    else:
-        order = np.argsort(w_start)
-        w_start, w_surv = w_start[order], w_surv[order]
     # windows all have min_bytes bytes: sorted by start, they are sorted by end too; merge overlapping or
     # touching ones into spans, whose survivor is the earliest document any of their windows was first seen in
+    # (documents are in text order, so that is the document of the earliest first occurrence)
     w_end = w_start + min_bytes
     new_span = np.ones(len(w_start), dtype=bool)
     new_span[1:] = w_start[1:] > w_end[:-1]
     s_idx = np.flatnonzero(new_span)
-    span_start = w_start[s_idx]
-    span_end = w_end[np.append(s_idx[1:] - 1, len(w_start) - 1)]
-    surv_doc = np.minimum.reduceat(w_surv, s_idx)
-    doc = np.searchsorted(starts, span_start, side="right") - 1
-    for d, s, e, sd in zip(
-        doc.tolist(), span_start.tolist(), span_end.tolist(), surv_doc.tolist(), strict=True
-    ):
-        while s < e and (buf[s] & 0xC0) == 0x80:  # do not start inside a character
-            s += 1
-        while e > s and e < ends[d] and (buf[e] & 0xC0) == 0x80:  # nor end inside one
-            e -= 1
-        if e > s:
-            out.spans.setdefault(d, []).append((s - int(starts[d]), e - int(starts[d]), sd))
+    del new_span
+    s = w_start[s_idx]
+    e = w_end[np.append(s_idx[1:] - 1, len(w_start) - 1)]
+    surv_doc = np.searchsorted(starts, np.minimum.reduceat(w_surv, s_idx), side="right") - 1
+    del w_start, w_end, w_surv
+    doc = np.searchsorted(starts, s, side="right") - 1
+    # snap inward to character boundaries: start not inside a character, nor end inside one (a UTF-8
+    # character has at most 3 continuation bytes)
+    last = n - 1
+    while True:
+        move = (s < e) & ((data[np.minimum(s, last)] & 0xC0) == 0x80)
+        if not move.any():
+            break
+        s = s + move
+    doc_end = ends[doc]
+    while True:
+        move = (e > s) & (e < doc_end) & ((data[np.minimum(e, last)] & 0xC0) == 0x80)
+        if not move.any():
+            break
+        e = e - move
+    keep = e > s
+    out.doc, out.survivor = doc[keep], surv_doc[keep].astype(np.int64)
+    out.start, out.end = s[keep] - starts[out.doc], e[keep] - starts[out.doc]
     return out
 
 
@@ -284,33 +310,28 @@ def suffix_array_find_group(
             f"dedup suffix_array max_group_bytes (now {params.max_group_bytes:,}) or write smaller shards"
         )
     texts: list[bytes] = []
-    ids: list[str] = []
-    where: list[tuple[int, int]] = []  # (position in in_parts, row)
-    for k, part in enumerate(in_parts):
-        row = 0
+    id_chunks: list[pa.Array] = []
+    first_doc = [0]  # index of each part's first document in the group
+    for part in in_parts:
         for batch in part_batches(part, columns=["id", "text"]):
-            for doc_id, text in zip(
-                batch.column("id").to_pylist(), batch.column("text").to_pylist(), strict=True
-            ):
-                texts.append(text.encode("utf-8"))
-                ids.append(doc_id)
-                where.append((k, row))
-                row += 1
+            texts.extend(text.encode("utf-8") for text in batch.column("text").to_pylist())
+            id_chunks.append(batch.column("id").cast(pa.string()))
+        first_doc.append(len(texts))
     t0 = time.perf_counter()
     found = find_repeats(texts, params.min_bytes)
     seconds = time.perf_counter() - t0
     del texts
-    columns: list[dict[str, list]] = [{name: [] for name in PLAN_SCHEMA.names} for _ in in_parts]
-    for d in sorted(found.spans):
-        k, row = where[d]
-        for s, e, sd in found.spans[d]:
-            plan = columns[k]
-            plan["row"].append(row)
-            plan["start"].append(s)
-            plan["end"].append(e)
-            plan["duplicate_of"].append(ids[sd])
+    ids = pa.concat_arrays(id_chunks) if id_chunks else pa.array([], pa.string())
+    bounds = np.searchsorted(found.doc, first_doc)  # spans are in document order
     for k, path in enumerate(plan_parts):
-        write_table_atomic(path, pa.table(columns[k], schema=PLAN_SCHEMA))
+        lo, hi = bounds[k], bounds[k + 1]
+        plan = {
+            "row": found.doc[lo:hi] - first_doc[k],
+            "start": found.start[lo:hi],
+            "end": found.end[lo:hi],
+            "duplicate_of": ids.take(found.survivor[lo:hi]),
+        }
+        write_table_atomic(path, pa.table(plan, schema=PLAN_SCHEMA))
     return SuffixArrayGroupResult(
         {
             "group_parts": list(part_indices),

@@ -170,11 +170,51 @@ def test_find_repeats_equals_brute_force(docs, k):
     texts = [d.encode() for d in docs]
     found = find_repeats(texts, k)
     got = [set() for _ in texts]
-    for d, spans in found.spans.items():
+    for d, spans in found.by_doc().items():
         for s, e, survivor in spans:
             got[d].update(range(s, e))
             assert survivor <= d
     assert got == _brute_force_removed(texts, k)
+
+
+def _snapped(removed: set[int], text: bytes) -> set[int]:
+    """The removed byte offsets as ranges, each moved inward off the middle of a UTF-8 character."""
+    out: set[int] = set()
+    for s in sorted(o for o in removed if o - 1 not in removed):
+        e = s
+        while e in removed:
+            e += 1
+        while s < e and text[s] & 0xC0 == 0x80:
+            s += 1
+        while e > s and e < len(text) and text[e] & 0xC0 == 0x80:
+            e -= 1
+        out.update(range(s, e))
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    # é, © and ĩ end in the same byte, é and ê begin with the same: a repeat can begin or end inside a character
+    st.lists(
+        st.lists(st.sampled_from(["©aaaaaaaaa", "ĩaaaaaaaaa", "aaaaaaaaaé", "aaaaaaaaaê", "€", "😀b"]), max_size=5)
+        .map("".join),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(min_value=8, max_value=12),
+)
+def test_find_repeats_cuts_whole_characters_only(docs, k):
+    """Multi-byte characters: every cut is the brute-force set of repeated windows, moved inward to character
+    boundaries, so each document stays valid UTF-8 after the cut."""
+    texts = [d.encode() for d in docs]
+    found = find_repeats(texts, k)
+    got = [set() for _ in texts]
+    for d, spans in found.by_doc().items():
+        for s, e, survivor in spans:
+            got[d].update(range(s, e))
+            assert survivor <= d
+            (texts[d][:s] + texts[d][e:]).decode("utf-8")
+    assert got == [_snapped(r, t) for r, t in zip(_brute_force_removed(texts, k), texts, strict=True)]
 
 
 def test_empty_parts_and_short_documents(tmp_path):

@@ -84,7 +84,10 @@ def train(
 ) -> None:
     """Train a fastText model from labelled text (the language(s) to add plus negative languages)."""
     try:
+        from flows.shutdown import stop_on_signals
         from tasks.langid.train import TEXT_COLUMNS, train_langid_model
+
+        stop_on_signals()  # SIGTERM too unwinds: the training processes stop and the temporary folder goes
 
         logging.basicConfig(level=logging.WARNING)
         items = [*(data or []), *(paths or [])]

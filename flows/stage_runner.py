@@ -162,8 +162,12 @@ def run_shards(
             from distributed import as_completed as dask_completed
 
             client = stack.enter_context(dask_client(str(runner.dask_address)))
-            futures = {client.submit(call_shard, shard_task.fn, calls[i], pure=False,
-                                     key=f"{writer.stage}-{names[i]}-{os.urandom(6).hex()}"): i for i in todo}
+            # one `map` call: the scheduler sees the stage's shards as one group and hands each to the next free
+            # worker. Submitted one by one, they were spread over the workers as they came (unequal parts: one
+            # worker idle while the other still had several; measured 1.77 s instead of 1.53 for 8 tasks)
+            mapped = client.map(call_shard, [shard_task.fn] * len(todo), [calls[i] for i in todo], pure=False,
+                                key=[f"{writer.stage}-{names[i]}-{os.urandom(6).hex()}" for i in todo])
+            futures = dict(zip(mapped, todo, strict=True))
             # a failed stage leaves nothing running on the cluster
             stack.callback(lambda: client.cancel([f for f in futures if not f.done()]))
             done = dask_completed(list(futures), loop=client.loop)

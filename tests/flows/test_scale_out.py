@@ -103,6 +103,18 @@ def _shard(key: str, workers: int) -> ShardCounts:
     return ShardCounts(part=key, docs_in=workers)
 
 
+def _timed_shard(seconds: float) -> ShardCounts:
+    """A shard that keeps its worker busy for `seconds` (as real shards do: Python holding the GIL) and says
+    which worker process ran it."""
+    import os
+    import time
+
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return ShardCounts(part=str(os.getpid()))
+
+
 def test_dask_runner_returns_results_in_call_order_and_surfaces_a_workers_error(tmp_path):
     from distributed import LocalCluster
     from prefect import task
@@ -122,3 +134,10 @@ def test_dask_runner_returns_results_in_call_order_and_surfaces_a_workers_error(
         with DatasetWriter(tmp_path, "probe", "1", "e" * 64, {}, []) as w, \
                 pytest.raises(ShardInputError, match=r"/data/bad\.parquet: cannot read"):
             run_shards(shard, [{"key": "bad", "workers": 1}], ["part-00000"], w, runner)
+        # parts of unequal size: while one worker holds the long part the other takes the short ones (at most one
+        # waits behind it: the scheduler may give a worker one task ahead of the one it runs)
+        calls = [{"seconds": 2.0}] + [{"seconds": 0.25}] * 6
+        with DatasetWriter(tmp_path, "probe", "1", "d" * 64, {}, []) as w:
+            results = run_shards(task(_timed_shard), calls, [f"part-{i:05d}" for i in range(7)], w, runner)
+        long_worker = results[0].part
+        assert sum(r.part == long_worker for r in results[1:]) <= 1

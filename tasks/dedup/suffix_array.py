@@ -270,7 +270,7 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
             break
         e = e - move
     keep = e > s
-    out.doc, out.survivor = doc[keep], surv_doc[keep].astype(np.int64)
+    out.doc, out.survivor = doc[keep], surv_doc[keep]
     out.start, out.end = s[keep] - starts[out.doc], e[keep] - starts[out.doc]
     return out
 

@@ -161,6 +161,18 @@ def _brute_force_removed(texts: list[bytes], k: int) -> list[set[int]]:
     return removed
 
 
+def _cut_offsets(texts: list[bytes], k: int) -> list[set[int]]:
+    """The byte offsets `find_repeats` cuts from each document; each span's survivor comes no later than its
+    document, and the document stays valid UTF-8 without the span."""
+    got: list[set[int]] = [set() for _ in texts]
+    for d, spans in find_repeats(texts, k).by_doc().items():
+        for s, e, survivor in spans:
+            got[d].update(range(s, e))
+            assert survivor <= d
+            (texts[d][:s] + texts[d][e:]).decode("utf-8")
+    return got
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.text(alphabet="ab", min_size=0, max_size=60), min_size=1, max_size=6),
@@ -168,13 +180,7 @@ def _brute_force_removed(texts: list[bytes], k: int) -> list[set[int]]:
 )
 def test_find_repeats_equals_brute_force(docs, k):
     texts = [d.encode() for d in docs]
-    found = find_repeats(texts, k)
-    got = [set() for _ in texts]
-    for d, spans in found.by_doc().items():
-        for s, e, survivor in spans:
-            got[d].update(range(s, e))
-            assert survivor <= d
-    assert got == _brute_force_removed(texts, k)
+    assert _cut_offsets(texts, k) == _brute_force_removed(texts, k)
 
 
 def _snapped(removed: set[int], text: bytes) -> set[int]:
@@ -207,14 +213,8 @@ def test_find_repeats_cuts_whole_characters_only(docs, k):
     """Multi-byte characters: every cut is the brute-force set of repeated windows, moved inward to character
     boundaries, so each document stays valid UTF-8 after the cut."""
     texts = [d.encode() for d in docs]
-    found = find_repeats(texts, k)
-    got = [set() for _ in texts]
-    for d, spans in found.by_doc().items():
-        for s, e, survivor in spans:
-            got[d].update(range(s, e))
-            assert survivor <= d
-            (texts[d][:s] + texts[d][e:]).decode("utf-8")
-    assert got == [_snapped(r, t) for r, t in zip(_brute_force_removed(texts, k), texts, strict=True)]
+    expected = [_snapped(r, t) for r, t in zip(_brute_force_removed(texts, k), texts, strict=True)]
+    assert _cut_offsets(texts, k) == expected
 
 
 def test_empty_parts_and_short_documents(tmp_path):

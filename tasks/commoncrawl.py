@@ -5,8 +5,10 @@ Files are streamed with FastWARC (gzip per record or whole file, or plain, detec
 at a time, so memory does not grow with the file. Besides Common Crawl's own files this reads the WARCs of other
 crawlers: ClueWeb09/12 (`WARC/0.18`, HTTP headers ending in a bare LF), Heritrix and wget (interleaved
 `request`/`metadata`/`resource` records, chunked or gzipped bodies, WARC headers in bare LF). ARC files are
-refused with a line saying how to convert them. A page is decoded from its HTTP charset, its `<meta>` charset or
-a detected one; when they disagree, the decoding that reads as text wins.
+refused with a line saying how to convert them. HTML kept in a `resource` record (a page without its HTTP headers,
+as wget and warcit store some) is read like a response. A page is decoded from its byte-order mark, else its HTTP
+charset, its `<meta>` charset or a detected one; when they disagree, the decoding that reads as text wins.
+A segmented record gives its first segment, flagged as cut short; its `continuation` records are counted.
 
 A record that cannot be used (a revisit, a non-HTML or empty page, a non-2xx status, a broken HTTP body, a bad
 target URI…) is skipped and counted with its file and byte offset; a stretch of the file that breaks the WARC
@@ -99,7 +101,8 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
     for record_type in seen:
         if record_type == WarcRecordType.conversion:
             return "wet"
-        if record_type in (WarcRecordType.response, WarcRecordType.request, WarcRecordType.revisit):
+        if record_type in (WarcRecordType.response, WarcRecordType.request, WarcRecordType.revisit,
+                           WarcRecordType.resource):
             return "warc"
     if seen or not warcinfo:
         return None
@@ -158,9 +161,18 @@ def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Docume
         if record_type == WarcRecordType.revisit:
             skips.skip("revisit", loc.where, "a revisit record carries no page body")
             continue
-        if record_type != WarcRecordType.response:
+        if record_type == WarcRecordType.continuation:
+            origin = loc.record.headers.get("WARC-Segment-Origin-ID")
+            skips.skip("continuation", loc.where, f"a later segment of {origin}, not joined to its first segment")
             continue
-        doc = _html_document(loc, skips)
+        if record_type == WarcRecordType.resource:
+            if _media_type(loc.record.headers.get("Content-Type"))[0] not in HTML_MIME_TYPES:
+                continue  # wget's log and manifest, Heritrix's DNS lookups: not pages
+            doc = _html_document(loc, skips)
+        elif record_type == WarcRecordType.response:
+            doc = _html_document(loc, skips)
+        else:
+            continue
         if doc is not None:
             pending = (doc, loc.record.headers.get("WARC-Record-ID"))
     if pending is not None:
@@ -204,7 +216,7 @@ def _check_kind(path: Path, seen: Counter, kind: CommonCrawlKind, skips: SkipCou
     if not set(seen) - {"warcinfo"}:
         skips.skip("no_records", str(path), f"no {' or '.join(wanted)} record, only {seen['warcinfo']} warcinfo")
         return
-    if any(seen[t] for t in wanted):
+    if any(seen[t] for t in wanted) or (kind == "warc" and seen["resource"]):  # pages stored without HTTP headers
         return
     if kind == "wet" and seen["response"]:
         raise InputFileError(f"{path}: is a WARC file (response records), not WET; read it as WARC")
@@ -445,33 +457,41 @@ def _wet_document(loc: _Located, counter: SkipCounter) -> Document | None:
 
 
 def _html_document(loc: _Located, counter: SkipCounter) -> Document | None:
+    """The main text of a `response` record's HTML page, or of a `resource` record's (a page stored without its
+    HTTP headers, as wget and warcit store some: its WARC Content-Type is the page's)."""
     record, skips = loc.record, _RecordSkips(counter, loc)
     url = _target_uri(record, loc, skips)
     if url is None:
         return None
-    status = _http_status(record)
-    if status is None:
+    if record.headers.get("WARC-Segment-Number", "").strip() == "1":
+        skips.truncated("the first segment of a segmented record; its continuation records are not joined to it")
+    resource = record.record_type == WarcRecordType.resource
+    status = None if resource else _http_status(record)
+    if status is None and not resource:
         skips.skip("not_http_response", loc.where, f"{url}: no HTTP status line")
         return None
-    if not 200 <= status < 300:
+    if status is not None and not 200 <= status < 300:
         skips.skip("http_status", loc.where, f"{url}: HTTP {status}")
         return None
     raw = _read_payload(loc, skips, url)
     if raw is None:
         return None
-    body = _decode_http_body(raw, record, loc, skips, url)
+    body = raw if resource else _decode_http_body(raw, record, loc, skips, url)
     if body is None:
         return None
     if not body.strip():
         skips.skip("empty_payload", loc.where, url)
         return None
-    mime = (record.http_content_type or "").strip().lower()
+    if resource:
+        mime, declared = _media_type(record.headers.get("Content-Type"))
+    else:
+        mime, declared = (record.http_content_type or "").strip().lower(), record.http_charset
     if mime in ("", "application/octet-stream", "unknown/unknown"):
-        mime = detect_mime(body[:4096])
+        mime = "text/html" if _HTML_START.match(body[:4096]) else detect_mime(body[:4096])
     if mime not in HTML_MIME_TYPES:
         skips.skip("not_html", loc.where, f"{url}: {mime}")
         return None
-    decoded = _decode_html(body, record.http_charset)
+    decoded = _decode_html(body, declared)
     if decoded is None:
         skips.skip("undecodable_html", loc.where, f"{url}: no encoding decodes it")
         return None
@@ -490,10 +510,11 @@ def _html_document(loc: _Located, counter: SkipCounter) -> Document | None:
         "warc_record_id": record_id,
         "content_length": _content_length(record),
         "offset": loc.offset,
-        "http_status": status,
         "content_type": mime,
         "charset": charset,
     }
+    if status is not None:
+        meta["http_status"] = status
     if record.headers.get("WARC-Truncated"):
         meta["warc_truncated"] = record.headers.get("WARC-Truncated")
     language = record.headers.get("WARC-Identified-Content-Language")
@@ -508,6 +529,17 @@ def _html_document(loc: _Located, counter: SkipCounter) -> Document | None:
         timestamp=_warc_date(record),
         meta=json.dumps(meta, ensure_ascii=False, sort_keys=True),
     )
+
+
+# What a page without a Content-Type starts with when it is HTML (libmagic calls some of them text/plain).
+_HTML_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+
+
+def _media_type(content_type: str | None) -> tuple[str, str | None]:
+    """The media type and charset of a Content-Type value ("text/html; charset=UTF-8" → "text/html", "UTF-8")."""
+    mime, _, params = (content_type or "").partition(";")
+    m = re.search(r"""charset\s*=\s*["']?([^"';\s]+)""", params, re.IGNORECASE)
+    return mime.strip().lower(), m.group(1) if m else None
 
 
 def _http_status(record: WarcRecord) -> int | None:
@@ -652,6 +684,9 @@ def _decode_html(body: bytes, http_charset: str | None) -> tuple[str, str] | Non
     template): the page's own `<meta>` charset wins when detection confirms it, else the decoding that reads most
     like text (charset-normalizer's mess ratio) wins, ties going to the declared one.
     """
+    bom = _bom_charset(body)
+    if bom is not None and (text := _strict_decode(body, bom)) is not None:
+        return text, bom
     meta = _meta_charset(body)
     detected = _Detected(body)
     first = next(_encoding_candidates(body, http_charset, meta, detected), None)
@@ -685,6 +720,21 @@ _SUPERSETS = {"shift_jis": "cp932", "gbk": "gb18030", "big5": "big5hkscs", "euc_
 _FAMILY = {superset: base for base, superset in _SUPERSETS.items()}
 # Detection reads this much of a page: enough to tell its encoding, and the cost of uchardet stays flat.
 _DETECT_BYTES = 1 << 14
+
+
+# A byte-order mark names the page's encoding whatever its headers say, as in browsers (HTML5's "BOM sniffing").
+# UTF-32's little-endian mark starts with UTF-16's, so it comes first; Python's codecs drop the mark themselves.
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _bom_charset(body: bytes) -> str | None:
+    return next((name for mark, name in _BOMS if body.startswith(mark)), None)
 
 
 def _worth_checking(body: bytes, name: str) -> bool:
@@ -721,7 +771,9 @@ class _Detected:
 def _meta_charset(body: bytes) -> str | None:
     """The codec of the page's `<meta charset>` or `<meta http-equiv="Content-Type" content="…; charset=…">`."""
     m = _META_CHARSET.search(body, 0, 8192)
-    return _codec(m.group(1).decode("ascii")) if m else None
+    name = _codec(m.group(1).decode("ascii")) if m else None
+    # a `<meta>` readable as ASCII is not in UTF-16: browsers read such a page as UTF-8
+    return "utf-8" if name and name.startswith("utf-16") else name
 
 
 def _codec(label: str | None) -> str | None:
@@ -731,6 +783,8 @@ def _codec(label: str | None) -> str | None:
 
 
 def _strict_decode(body: bytes, name: str) -> str | None:
+    if name.startswith(("utf-16", "utf-32")) and b"\x00" not in body[:_DETECT_BYTES]:
+        return None  # an ASCII-compatible page declared UTF-16 decodes without error, into nonsense
     try:
         # utf-8-sig: a leading byte-order mark is not part of the page's text
         return body.decode("utf-8-sig" if name == "utf-8" else name)

@@ -3,6 +3,7 @@ fixtures written by hand here, byte by byte, the way each crawler writes them.""
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import shutil
@@ -319,3 +320,176 @@ def test_a_wet_record_cut_short_keeps_its_text_flagged(tmp_path):
     assert [d.url for d in docs] == ["https://a.example/", "https://b.example/"]
     assert json.loads(docs[1].meta)["truncated"] is True and docs[1].text.startswith("Une ligne")
     assert dict(skips.counts) == {"truncated_record_kept": 1}
+
+
+# --- pages stored without HTTP headers, in segments, or without a Content-Type ---------------------------------
+
+
+def resource(url: str, content_type: str, block: bytes) -> bytes:
+    return record("WARC/1.0", [("WARC-Type", "resource"), ("WARC-Target-URI", url), ("WARC-Date", "2024-01-02T03:04:05Z"),
+                               ("WARC-Record-ID", f"<urn:uuid:res-{url}>"), ("Content-Type", content_type)], block)
+
+
+def test_html_pages_stored_as_resource_records_are_read(tmp_path):
+    """wget (`--warc-file` on local or FTP pages), warcit and Webrecorder uploads store a page as a `resource` record:
+    no HTTP headers, the WARC Content-Type is the page's. wget's own log, also a resource, is no page."""
+    river, station = "http://river.example/", "http://station.example/"
+    path = tmp_path / "resources.warc"
+    path.write_bytes(
+        resource(river, "text/html; charset=UTF-8", html(PAGES[river]).encode())
+        + resource(station, "text/html; charset=windows-1251", html(PAGES[station]).encode("cp1251"))
+        + resource("metadata://gnu.org/wget/log", "text/plain", b"wget log\n")
+    )
+    assert detect_commoncrawl_kind(path) == "warc"
+    docs, skips = read(path)
+    assert [(d.url, d.text) for d in docs] == [(river, PAGES[river]), (station, PAGES[station])]
+    assert json.loads(docs[1].meta)["charset"] == "cp1251" and "http_status" not in json.loads(docs[1].meta)
+    assert skips.total == 0
+
+
+def test_a_segmented_record_keeps_its_first_segment_flagged_and_counts_the_rest(tmp_path):
+    url = "http://river.example/"
+    block = http_block(html(LONG).encode(), "text/html")
+    half = len(block) // 2
+    first = record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", url), ("WARC-Record-ID", "<urn:s:1>"),
+                                ("WARC-Segment-Number", "1"), ("Content-Type", "application/http; msgtype=response")],
+                   block[:half])
+    rest = record("WARC/1.0", [("WARC-Type", "continuation"), ("WARC-Target-URI", url), ("WARC-Record-ID", "<urn:s:2>"),
+                               ("WARC-Segment-Origin-ID", "<urn:s:1>"), ("WARC-Segment-Number", "2"),
+                               ("WARC-Segment-Total-Length", str(len(block)))], block[half:])
+    path = tmp_path / "segments.warc"
+    path.write_bytes(first + rest)
+    [doc], skips = read(path)
+    assert doc.text.startswith("Paragraph 0 says") and json.loads(doc.meta)["truncated"] is True
+    assert dict(skips.counts) == {"truncated_record_kept": 1, "continuation": 1}
+    assert "<urn:s:1>" in skips.examples["continuation"]
+
+
+def test_an_html_page_without_a_content_type_is_read(tmp_path):
+    body = b"<!-- generated -->\n" + html(PAGES["http://river.example/"]).encode()
+    path = tmp_path / "untyped.warc"
+    path.write_bytes(record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", "http://river.example/"),
+                                         ("Content-Type", "application/http; msgtype=response")],
+                            b"HTTP/1.1 200 OK\r\nServer: old\r\n\r\n" + body))
+    docs, skips = read(path)
+    assert [d.text for d in docs] == [PAGES["http://river.example/"]] and skips.total == 0
+
+
+# --- byte-order marks and UTF-16 declarations ------------------------------------------------------------------
+
+RU = TEXTS["ru"]
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (html(RU, '<meta charset="utf-16">').encode("utf-16"), "text/html"),  # little-endian, with its mark
+        (codecs.BOM_UTF16_BE + html(RU).encode("utf-16-be"), "text/html"),
+        (html(RU).encode("utf-16"), "text/html; charset=ISO-8859-1"),  # the mark wins over a server default
+        (codecs.BOM_UTF8 + html(RU).encode(), "text/html; charset=ISO-8859-1"),
+        (html(RU).encode("utf-32"), "text/html"),
+    ],
+    ids=["utf16le_meta", "utf16be", "utf16_wrong_header", "utf8_wrong_header", "utf32"],
+)
+def test_a_byte_order_mark_says_the_encoding_whatever_the_headers_say(tmp_path, body, content_type):
+    path = tmp_path / "bom.warc"
+    path.write_bytes(record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", "http://station.example/"),
+                                         ("Content-Type", "application/http; msgtype=response")],
+                            http_block(body, content_type)))
+    [doc], skips = read(path)
+    assert doc.text == RU and skips.total == 0
+
+
+@pytest.mark.parametrize("pad", ["", " "], ids=["as_is", "one_more_byte"])  # one of them decodes as UTF-16 unharmed
+@pytest.mark.parametrize("where", ["meta", "header"])
+def test_a_page_declared_utf16_but_written_in_utf8_reads_as_utf8(tmp_path, where, pad):
+    """A `<meta charset="utf-16">` copied into an ASCII page (browsers read it as UTF-8), or a UTF-16 header on one."""
+    text = PAGES["http://river.example/"]
+    body = html(text, '<meta charset="utf-16">' if where == "meta" else "").encode() + pad.encode()
+    content_type = "text/html; charset=utf-16" if where == "header" else "text/html"
+    path = tmp_path / "utf16.warc"
+    path.write_bytes(record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", "http://cafe.example/"),
+                                         ("Content-Type", "application/http; msgtype=response")],
+                            http_block(body, content_type)))
+    [doc], _ = read(path)
+    assert doc.text == text
+
+
+# --- variants that were already read right: kept as regression guards ------------------------------------------
+
+XHTML = ('<?xml version="1.0" encoding="windows-1251"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" '
+         '"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+         f'<title>T</title></head><body><div><p>{RU}</p></div></body></html>')
+
+
+@pytest.mark.parametrize(
+    ("block", "text"),
+    [
+        (b"HTTP/2 200\r\ncontent-type: text/html\r\n\r\n" + html(RU).encode(), RU),
+        (b"HTTP/1.1 200\r\nContent-Type: text/html\r\nContent-Encoding: br\r\n\r\n"
+         + pytest.importorskip("brotli").compress(html(RU).encode()), RU),
+        (http_block(XHTML.encode("cp1251"), "application/xhtml+xml"), RU),
+        (http_block(f"<title>T</title><p>{RU}</p>".encode(), "text/html"), RU),  # no <html>, no <body>
+        (http_block(html(RU, '<meta charset="utf-8">').encode("cp1251"), "text/html"), RU),  # the meta lies
+    ],
+    ids=["http2", "brotli", "xhtml_xml_declaration", "no_html_element", "meta_utf8_bytes_cp1251"],
+)
+def test_pages_other_readers_get_right_are_read_right(tmp_path, block, text):
+    path = tmp_path / "variants.warc"
+    path.write_bytes(record("WARC/1.1", [("WARC-Type", "response"), ("WARC-Target-URI", "http://station.example/"),
+                                         ("Content-Type", "application/http; msgtype=response")], block))
+    [doc], skips = read(path)
+    assert doc.text == text and skips.total == 0
+
+
+def three_responses() -> list[bytes]:
+    return [response(f"http://p{i}.example/", i) for i in range(3)]
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("delta", [-40, 40], ids=["content_length_short", "content_length_long"])
+def test_a_content_length_off_by_a_little_costs_no_page(tmp_path, gzipped, delta):
+    records = three_responses()
+    length = len(http_block(html(LONG).encode(), "text/html"))
+    records[0] = records[0].replace(b"Content-Length: %d" % length, b"Content-Length: %d" % (length + delta))
+    path = tmp_path / ("off.warc.gz" if gzipped else "off.warc")
+    path.write_bytes(b"".join(gzip.compress(r, mtime=0) for r in records) if gzipped else b"".join(records))
+    docs, skips = read(path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(3)]
+    assert dict(skips.counts) == {"warc_read_error": 1} and skips.examples["warc_read_error"].startswith(f"{path}:0:")
+
+
+def test_a_gzip_member_corrupt_in_the_middle_of_the_file_costs_only_its_record(tmp_path):
+    members = [bytearray(gzip.compress(r, mtime=0)) for r in three_responses()]
+    middle = len(members[1]) // 2
+    members[1][middle : middle + 8] = b"\xff" * 8
+    path = tmp_path / "corrupt.warc.gz"
+    path.write_bytes(b"".join(members))
+    docs, skips = read(path)
+    assert [d.url for d in docs] == ["http://p0.example/", "http://p2.example/"]
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    assert "reading resumes at offset" in skips.examples["warc_read_error"]
+
+
+def test_a_revisit_record_is_counted_not_read_twice(tmp_path):
+    url = "http://station.example/"
+    revisit = record("WARC/1.0", [("WARC-Type", "revisit"), ("WARC-Target-URI", url), ("WARC-Refers-To", "<urn:r:0>"),
+                                  ("WARC-Profile", "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"),
+                                  ("Content-Type", "application/http; msgtype=response")],
+                     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n")
+    path = tmp_path / "revisit.warc"
+    path.write_bytes(response(url, 0) + revisit)
+    docs, skips = read(path)
+    assert [d.url for d in docs] == [url] and dict(skips.counts) == {"revisit": 1}
+
+
+@pytest.mark.parametrize("eol", ["\r\n", "\n"], ids=["crlf", "lf"])
+def test_an_uncompressed_warc_1_0_reads_the_same_in_crlf_and_bare_lf(tmp_path, eol):
+    records = [record("WARC/1.0", [("WARC-Type", "response"), ("WARC-Target-URI", url),
+                                   ("Content-Type", "application/http; msgtype=response")],
+                      f"HTTP/1.1 200 OK{eol}Content-Type: text/html{eol}{eol}".encode() + body, eol)
+               for url, body in pages().items()]
+    path = tmp_path / "plain.warc"
+    path.write_bytes(b"".join(records))
+    docs, skips = read(path)
+    assert [(d.url, d.text) for d in docs] == list(PAGES.items()) and skips.total == 0

@@ -179,3 +179,127 @@ def test_missing_date_falls_back_to_unixtime_in_the_given_zone(tmp_path):
     assert read_telegram_export(path)[0].messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5)
     paris = read_telegram_export(path, tz="Europe/Paris")[0].messages[0].timestamp
     assert paris == datetime(2024, 3, 14, 19, 2, 5)
+
+
+def _chat(*messages, **fields):
+    return {"name": "x", "type": "personal_chat", "id": 1, "messages": list(messages), **fields}
+
+
+def _message(id_, **fields):
+    return {"id": id_, "type": "message", "date": "2024-05-01T10:00:00", "date_unixtime": "1714557600",
+            "from": "Kim", "from_id": "user3", "text": "hi", **fields}
+
+
+def test_invalid_json_that_telegram_desktop_writes_is_repaired(tmp_path):
+    # Desktop escapes control characters as \x0B (not JSON), and 4.1.x left custom emoji paths unquoted
+    lines = [
+        '{', ' "name": "x",', ' "type": "personal_chat",', ' "id": 1,', ' "messages": [',
+        '  {', '   "id": 1,', '   "type": "message",', '   "date": "2024-05-01T10:00:00",', '   "from": "Kim",',
+        r'   "text": "col1\x09col2\x0Bend, a path C:\\x41"', '  },',
+        '  {', '   "id": 2,', '   "type": "message",', '   "date": "2024-05-01T10:01:00",', '   "from": "Kim",',
+        '   "text": [', '    {', '     "type": "custom_emoji",', '     "text": "😮",',
+        '     "document_id": video_files/sticker (2).webm', '    },', '    " wow"', '   ]', '  }',
+        ' ]', '}',
+    ]
+    path = tmp_path / "result.json"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    [chat] = read_telegram_export(path)
+    assert [m.text for m in chat.messages] == ["col1\tcol2\x0bend, a path C:\\x41", "😮 wow"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{\n "name": "x",\n "messages": [\n  {\n   "id": 1,\n   "type": "mess', "it ends early (an unfinished export?)"),
+        ('{"messages": [{"id": ' + "9" * 5000 + "}]}", "JSON this reader cannot hold"),
+        ('{"messages": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON this reader cannot hold"),
+        (" \n", "empty file"),
+        ('{"guild": {}, "messages": [{"id": "1", "timestamp": "2020-01-01", "content": "hi"}]}',
+         "none of type message or service"),
+    ],
+)
+def test_cut_short_unholdable_empty_or_foreign_json_is_a_one_line_error(tmp_path, content, message):
+    path = tmp_path / "result.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputFileError) as err:
+        read_telegram_export(path)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_wrong_types_in_any_field_are_read_around_or_counted(tmp_path):
+    service = {"id": 1, "type": "service", "date": "2024-05-01T09:00:00", "actor": "Kim", "text": ""}
+    data = _chat(
+        {**service, "action": "invite_members", "members": 5},
+        {**service, "id": 2, "action": {"not": "a string"}},
+        _message(3, media_type={"x": 1}, text=""),
+        _message(4, poll={"question": ["Which ", {"type": "bold", "text": "day"}], "answers": 3}),
+        _message(5, **{"from": {"a": 1}}, reply_to_message_id={"x": 1}),
+        _message(6, date=True, date_unixtime=True),
+        {"id": None, "type": None, "date": None, "text": None},
+    )
+    skips = SkipCounter()
+    [chat] = read_telegram_export(_write(tmp_path, data), skips)
+    assert [(m.author, m.kind, m.text, m.reply_to) for m in chat.messages] == [
+        (None, "system", "Kim added members", None),
+        (None, "system", "Kim: service message", None),
+        ("Kim", "media", "<Media omitted>", None),
+        ("Kim", "poll", "POLL:\nWhich day", None),
+        ("user3", "text", "hi", None),  # a `from` that is no name: the account id
+    ]
+    assert dict(skips.counts) == {"telegram_bad_date": 1, "telegram_unknown_record": 1}
+
+
+def test_account_export_entries_that_are_not_chats_are_counted(tmp_path):
+    account = {"chats": {"list": [5, {"name": "broken", "id": 2, "messages": 7}, _chat(_message(1))]}}
+    skips = SkipCounter()
+    chats = read_telegram_export(_write(tmp_path, account), skips)
+    assert [[m.text for m in c.messages] for c in chats] == [["hi"]]
+    assert dict(skips.counts) == {"telegram_malformed_chat": 2}
+
+
+def test_forwards_from_hidden_accounts_and_replies_to_other_chats(tmp_path):
+    data = _chat(
+        _message(1),
+        _message(2, forwarded_from=None),  # Desktop writes null for a deleted or hidden sender
+        _message(3, reply_to_message_id=1, reply_to_peer_id="channel99"),  # message 1 of another chat
+        _message(4, reply_to_message_id=1),
+    )
+    [chat] = read_telegram_export(_write(tmp_path, data))
+    assert chat.stats["forwarded"] == 1 and chat.stats["forwarded_indexes"] == [1]
+    assert [m.reply_to for m in chat.messages] == [None, None, "#channel99/1", "0"]
+
+
+def test_unsupported_records_and_media_without_a_file(tmp_path):
+    data = _chat(
+        {"id": 1, "type": "unsupported"},  # all Desktop writes for a message it cannot export
+        _message(2, text="", game_title="Lumberjack", game_description="chop"),
+        _message(3, text="", invoice_information={"title": "Tickets", "amount": 500, "currency": "EUR"}),
+        _message(4, text=None, photo="photos/p.jpg"),
+        {k: v for k, v in _message(5, text_entities=[{"type": "plain", "text": "only entities"}]).items()
+         if k != "text"},
+        {"id": 6, "type": "service", "date": "2024-05-01T11:00:00", "actor": "Bot",
+         "information_text": "Bot changed the rules", "text": ""},
+    )
+    skips = SkipCounter()
+    [chat] = read_telegram_export(_write(tmp_path, data), skips)
+    assert [(m.kind, m.text) for m in chat.messages] == [
+        ("media", "<Media omitted>"),
+        ("media", "<Media omitted>"),
+        ("media", "image omitted"),
+        ("text", "only entities"),
+        ("system", "Bot changed the rules"),
+    ]
+    assert dict(skips.counts) == {"telegram_unsupported_message": 1}
+
+
+def test_lone_surrogates_become_replacement_characters_and_rows_can_be_written(tmp_path):
+    data = _chat(_message(1, text="cut \ud83d emoji", **{"from": "K\udc00m"}), _message(2, reply_to_message_id="\ud800"),
+                 name="Chat \ud800")
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(data), encoding="utf-8")  # ensure_ascii: the surrogates as \ud83d escapes
+    [chat] = read_telegram_export(path)
+    assert [(m.author, m.text) for m in chat.messages] == [("K\ufffdm", "cut \ufffd emoji"), ("Kim", "hi")]
+    assert chat.stats["chat_name"] == "Chat \ufffd"
+    pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
+    for doc in chat_to_documents(chat):
+        doc.text.encode("utf-8") and doc.meta.encode("utf-8")

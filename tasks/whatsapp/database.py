@@ -9,20 +9,26 @@ ios_handler.py, IPED's ExtractorAndroidNew.java and ExtractorIOS.java; nothing c
   `text_data, message_type)`, `chat(_id, jid_row_id, subject)`, `jid(_id, user, server, raw_string)`; optional:
   `message_quoted(message_row_id, key_id)` for replies, `message.origination_flags` (bit 1: forwarded),
   `message_system(message_row_id, action_type)`, `message_poll_option(message_row_id, option_name, vote_total)`,
-  `jid_map(lid_row_id, jid_row_id)` (anonymous `@lid` members → their phone jid).
-  `message_type`: 0 text, 1 image, 2 audio, 3 video, 4 contact, 5 location, 7 system, 8/10 call, 9 document,
-  13 GIF, 15 deleted, 16 live location, 20 sticker, 64 deleted by an admin; others are kept as media and
-  counted in `stats["unknown_types"]`.
+  `jid_map(lid_row_id, jid_row_id)` (anonymous `@lid` members and chats → their phone jid),
+  `message_edit_info(message_row_id, original_key_id)` (an edited message is one row with its final text,
+  kind "edited"; replies quote its original key id). Reactions (`message_add_on`) are not messages.
+  `message_type`: 0 text, 1 image, 2 audio, 3 video, 4/14 contact(s), 5 location, 7 system, 8/10/11/90 call,
+  9 document, 13 GIF, 15 deleted, 16 live location, 20 sticker, 36 timer change, 42/43/82 view-once media,
+  64 deleted by an admin, 66/106 poll, 112 privacy notice; 99 (an album's container) and 116 (never shown)
+  are skipped, counted; others are kept as media and counted in `stats["unknown_types"]`.
 - Android, legacy (before 2021): `messages(_id, key_remote_jid, key_from_me, key_id, status, data, timestamp`
   in ms, `media_wa_type, remote_resource)`; optional `media_caption`, `quoted_row_id` → `messages_quotes(_id,
-  key_id)`, `chat_list(key_remote_jid, subject)`. `status` 6 is a system event; `media_wa_type` as above.
+  key_id)`, `chat_list(key_remote_jid, subject)`. `status` 6 is a system event, `edit_version` 7 a deleted
+  message; `media_wa_type` as above.
 - iOS: `ZWAMESSAGE(Z_PK, ZCHATSESSION, ZISFROMME, ZTEXT, ZMESSAGEDATE` in seconds since 2001-01-01 UTC,
   `ZMESSAGETYPE, ZFROMJID, ZGROUPMEMBER, ZSTANZAID)`, optional `ZFLAGS` (bit 7: forwarded), `ZGROUPEVENTTYPE`,
   `ZSORT`; `ZWACHATSESSION(Z_PK, ZCONTACTJID, ZPARTNERNAME)`; `ZWAGROUPMEMBER(Z_PK, ZMEMBERJID, ZCONTACTNAME)`
   (ZCONTACTNAME is often empty; then `ZFIRSTNAME`, then `ZWAPROFILEPUSHNAME(ZJID, ZPUSHNAME)`); replies from
   `ZWAMEDIAITEM(ZMESSAGE, ZTITLE, ZMETADATA)`, whose ZMETADATA protobuf starts with field 5 = the quoted
   stanza id. `ZMESSAGETYPE`: 0 text, 1 image, 2 video, 3 audio, 4 contact, 5 location, 6 group event,
-  7 text with a link, 8 document, 10 call or security event, 11 GIF, 12 system, 14 deleted, 15 sticker.
+  7 text with a link, 8 document, 10 call or notice (its own ZGROUPEVENTTYPE numbers), 11 GIF, 12 system,
+  14 deleted, 15 sticker, 28/55/59 notices and calls, 38/39/53 view-once media, 46 poll, 54 video note;
+  66 (an album's container) is skipped, counted. Columns other than Z_PK and ZCHATSESSION are optional.
 
 Authors: the phone's owner (`from_me`) is `me`; others are the name the database holds (iOS: partner or member
 name; Android: none, `msgstore.db` has no names — pass `contacts_db` for a `wa.db`) else the jid's user part
@@ -30,19 +36,24 @@ name; Android: none, `msgstore.db` has no names — pass `contacts_db` for a `wa
 phone's zone, e.g. "Europe/Paris", to match a `.txt` export of the same chat; `merge_chats` also finds a whole
 offset by itself). Status broadcasts (`status@broadcast`) are not chats and are skipped, counted.
 
-The database is opened read-only (`mode=ro`), never written. An encrypted backup (`.crypt12/14/15`) or any
-other non-SQLite file is refused with a one-line InputFileError.
+Nothing is written: a database without a `-wal` beside it is opened immutable (SQLite's `mode=ro` alone creates
+`-wal`/`-shm` files for a WAL-mode database), one with a `-wal` is copied with it to a temporary folder first.
+An encrypted backup (`.crypt12/14/15`), a non-SQLite file or a truncated copy is refused with a one-line
+InputFileError; a damaged row (text that is not UTF-8, a time no calendar holds) is skipped, counted.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import shutil
 import sqlite3
+import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from contextlib import closing
-from datetime import tzinfo
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, tzinfo
 from pathlib import Path
 from urllib.parse import quote
 
@@ -55,6 +66,7 @@ from tasks.chat_records import (
     MEDIA,
     STICKER,
     VIDEO,
+    VIDEO_NOTE,
     ChatSkips,
     SourceMessage,
     build_chat,
@@ -72,18 +84,24 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLE_EPOCH = 978307200  # 2001-01-01T00:00:00Z as a Unix time
 _STATUS_JIDS = ("status@broadcast",)
 
-# Android message_type / media_wa_type → (kind, placeholder)
+_ALBUM = ("hidden", "an album's container row (its photos are messages of their own)")
+# Android message_type / media_wa_type → (kind, placeholder); "hidden": a row the app shows no message for
 _ANDROID_TYPES = {
     0: ("text", None), 1: ("media", IMAGE), 2: ("media", AUDIO), 3: ("media", VIDEO), 4: ("media", CONTACT),
     5: ("media", MEDIA), 7: ("system", None), 8: ("system", None), 9: ("media", DOCUMENT), 10: ("system", None),
-    13: ("media", GIF), 15: ("deleted", None), 16: ("media", MEDIA), 20: ("media", STICKER),
-    64: ("deleted", None),
+    11: ("system", None), 13: ("media", GIF), 14: ("media", CONTACT), 15: ("deleted", None), 16: ("media", MEDIA),
+    20: ("media", STICKER), 36: ("system", None), 42: ("media", IMAGE), 43: ("media", VIDEO),
+    64: ("deleted", None), 66: ("poll", None), 82: ("media", AUDIO), 90: ("system", None), 99: _ALBUM,
+    106: ("poll", None), 112: ("system", None), 116: ("hidden", "a row the app does not show"),
 }
-# iOS ZMESSAGETYPE → (kind, placeholder)
+# iOS ZMESSAGETYPE → (kind, placeholder); the numbers are not Android's (iOS 46 is a poll, 66 an album)
 _IOS_TYPES = {
     0: ("text", None), 1: ("media", IMAGE), 2: ("media", VIDEO), 3: ("media", AUDIO), 4: ("media", CONTACT),
     5: ("media", MEDIA), 6: ("system", None), 7: ("text", None), 8: ("media", DOCUMENT), 10: ("system", None),
-    11: ("media", GIF), 12: ("system", None), 14: ("deleted", None), 15: ("media", STICKER),
+    11: ("media", GIF), 12: ("system", None), 14: ("deleted", None), 15: ("media", STICKER), 25: ("text", None),
+    28: ("system", None), 31: ("text", None), 34: ("text", None), 38: ("media", IMAGE), 39: ("media", VIDEO),
+    46: ("poll", None), 53: ("media", AUDIO), 54: ("media", VIDEO_NOTE), 55: ("system", None),
+    59: ("system", None), 66: _ALBUM,
 }
 # Android message_system.action_type → what happened (a short readable line)
 _ANDROID_ACTIONS = {
@@ -95,6 +113,14 @@ _ANDROID_ACTIONS = {
 _IOS_GROUP_EVENTS = {
     1: "changed the group name", 2: "joined", 3: "left", 4: "changed the group icon", 5: "deleted the group icon",
     7: "was removed", 10: "is now an admin", 12: "created the group",
+}
+# iOS ZMESSAGETYPE 10 (calls and notices) has its own ZGROUPEVENTTYPE numbers; 2 is the encryption notice
+_IOS_NOTICES = {
+    1: "called (missed voice call)", 3: "security code changed", 4: "called (missed video call)",
+    5: "changed their phone number", 6: "changed their phone number", 21: "called (missed voice call)",
+    22: "called (missed video call)", 34: "blocked this contact", 35: "unblocked this contact",
+    36: "security code changed", 40: "started a video call", 41: "started a video call",
+    45: "called (missed voice call)", 46: "called (missed video call)",
 }
 _ENCRYPTED = "Messages and calls are end-to-end encrypted."
 
@@ -120,28 +146,27 @@ def read_whatsapp_database(
     _check_sqlite(path)
     digest = file_sha256(path)
     names = _contact_names(Path(contacts_db)) if contacts_db is not None else {}
-    with closing(_open_read_only(path)) as db:
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if "ZWAMESSAGE" in tables and "ZWACHATSESSION" in tables:
-            reader = _IosReader(db, tables, me, zone, names)
-            flavour = "ios"
-        elif {"message", "chat", "jid"} <= tables and (
-            "messages" not in tables or db.execute("SELECT EXISTS(SELECT 1 FROM message)").fetchone()[0]
-        ):
-            reader = _AndroidReader(db, tables, me, zone, names)
-            flavour = "android"
-        elif "messages" in tables:
-            reader = _LegacyAndroidReader(db, tables, me, zone, names)
-            flavour = "android-legacy"
-        else:
-            raise InputFileError(
-                f"{path}: an SQLite database without WhatsApp's message tables (expected message/chat/jid of "
-                "msgstore.db, the older messages table, or ZWAMESSAGE of iOS ChatStorage.sqlite)"
-            )
+    with _read_only(path) as db:
+        flavour = ""
         try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            if "ZWAMESSAGE" in tables and "ZWACHATSESSION" in tables:
+                reader, flavour = _IosReader(db, tables, me, zone, names), "ios"
+            elif {"message", "chat", "jid"} <= tables and (
+                "messages" not in tables or db.execute("SELECT EXISTS(SELECT 1 FROM message)").fetchone()[0]
+            ):
+                reader, flavour = _AndroidReader(db, tables, me, zone, names), "android"
+            elif "messages" in tables and "key_remote_jid" in _columns(db, "messages"):
+                reader, flavour = _LegacyAndroidReader(db, tables, me, zone, names), "android-legacy"
+            else:
+                raise InputFileError(
+                    f"{path}: an SQLite database without WhatsApp's message tables (expected message/chat/jid of "
+                    "msgstore.db, the older messages table, or ZWAMESSAGE of iOS ChatStorage.sqlite)"
+                )
             return reader.chats(path, digest, skips, flavour)
         except sqlite3.DatabaseError as e:
-            raise InputFileError(f"{path}: cannot read the {flavour} WhatsApp database ({e})") from None
+            what = f"{flavour} WhatsApp database" if flavour else "SQLite database"
+            raise InputFileError(f"{path}: cannot read the {what} ({e})") from None
 
 
 def looks_like_whatsapp_database(path: str | os.PathLike) -> bool:
@@ -157,7 +182,9 @@ def looks_like_whatsapp_database(path: str | os.PathLike) -> bool:
 
 
 def _check_sqlite(path: Path) -> None:
-    if read_head(path, 16, "msgstore.db or ChatStorage.sqlite") == SQLITE_MAGIC:
+    head = read_head(path, 100, "msgstore.db or ChatStorage.sqlite")
+    if head[:16] == SQLITE_MAGIC:
+        _check_complete(path, head)
         return
     if path.suffix.lower().startswith(".crypt"):
         raise InputFileError(
@@ -167,26 +194,75 @@ def _check_sqlite(path: Path) -> None:
     raise InputFileError(f"{path}: not an SQLite database, expected a decrypted msgstore.db or ChatStorage.sqlite")
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    db = None
-    try:
-        db = sqlite3.connect(uri, uri=True)
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as e:
-        if db is not None:
+def _check_complete(path: Path, head: bytes) -> None:
+    """A file shorter than its header says is a truncated copy: SQLite would read the missing pages as empty
+    and silently lose the messages on them."""
+    if len(head) < 100:
+        raise InputFileError(f"{path}: a truncated SQLite file ({len(head)} bytes); copy the database again")
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    if head[24:28] != head[92:96] or not pages:  # the page count is only kept by SQLite ≥ 3.7.0
+        return
+    size = path.stat().st_size
+    if size < pages * page_size:
+        raise InputFileError(
+            f"{path}: a truncated SQLite file ({size:,} bytes, its header says {pages * page_size:,}); copy the "
+            "database again"
+        )
+
+
+@contextmanager
+def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
+    """The database opened without writing anything beside it. SQLite's `mode=ro` alone still creates `-wal` and
+    `-shm` files next to a WAL-mode database (iOS's ChatStorage.sqlite, Android's wa.db) and writes to an
+    existing `-shm`. Without a `-wal`, the file is the whole database and is read as immutable (no locks, no
+    side files); with one, the two are copied to a temporary folder and read there, so that the newest messages,
+    still in the `-wal`, are read too."""
+    wal = path.with_name(path.name + "-wal")
+    with tempfile.TemporaryDirectory(prefix="whatsapp-db-") as tmp:
+        if wal.is_file() and wal.stat().st_size > 0:
+            copy = Path(tmp) / "db.sqlite"
+            try:
+                shutil.copyfile(path, copy)
+                shutil.copyfile(wal, Path(tmp) / "db.sqlite-wal")
+            except OSError as e:
+                raise InputFileError(f"{path}: cannot copy the database and its -wal to read them ({e})") from None
+            uri = f"file:{quote(str(copy))}?mode=ro"
+        else:
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro&immutable=1"
+        try:
+            db = sqlite3.connect(uri, uri=True)
+        except sqlite3.DatabaseError as e:
+            raise InputFileError(f"{path}: cannot open the SQLite database read-only ({e})") from None
+        try:
+            db.text_factory = _text
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as e:
             db.close()
-        raise InputFileError(f"{path}: cannot open the SQLite database read-only ({e})") from None
-    return db
+            raise InputFileError(f"{path}: cannot open the SQLite database read-only ({e})") from None
+        try:
+            yield db
+        finally:
+            db.close()
+
+
+def _text(raw: bytes) -> str | bytes:
+    """SQLite text as str; bytes that are not UTF-8 stay bytes (a damaged row), for the reader to skip and count
+    instead of the whole file failing on one row."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
 def _contact_names(path: Path) -> dict[str, str]:
     """jid → display name from an Android `wa.db` (`wa_contacts(jid, display_name, wa_name)`)."""
     _check_sqlite(path)
-    with closing(_open_read_only(path)) as db:
+    with _read_only(path) as db:
         try:
             rows = db.execute("SELECT jid, COALESCE(NULLIF(display_name, ''), NULLIF(wa_name, '')) FROM wa_contacts")
-            return {jid: name for jid, name in rows if jid and name}
+            return {jid: name for jid, name in rows if isinstance(jid, str) and isinstance(name, str) and name}
         except sqlite3.DatabaseError as e:
             raise InputFileError(f"{path}: not a WhatsApp wa.db (no wa_contacts table: {e})") from None
 
@@ -195,8 +271,40 @@ def _columns(db: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in db.execute(f'PRAGMA table_info("{table}")')}
 
 
+def _column(cols: set[str], alias: str, name: str) -> str:
+    """`alias.name` where the table has the column, else NULL: optional columns older versions do not have."""
+    return f"{alias}.{name}" if name in cols else "NULL"
+
+
+def _label(value: object) -> str | None:
+    """A jid, id or name as str (bytes of a damaged row decoded with replacement characters)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _person(jid: str | None) -> str | None:
+    """A jid without its linked-device part: `33600000001:5@s.whatsapp.net` is `33600000001@s.whatsapp.net`."""
+    if not jid:
+        return jid
+    user, at, server = jid.partition("@")
+    return f"{user.split(':', 1)[0]}{at}{server}"
+
+
 def _user(jid: str | None) -> str | None:
-    return jid.split("@", 1)[0] if jid else None
+    return _person(jid).split("@", 1)[0] if jid else None
+
+
+def _epoch_time(seconds: object, zone: tzinfo) -> datetime | None:
+    """A Unix time as local time, or None where it is none a calendar holds (NULL, text, NaN, beyond year 9999)."""
+    if not isinstance(seconds, (int, float)) or math.isnan(seconds):
+        return None
+    try:
+        return local_time(seconds, zone)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 class _Reader:
@@ -205,6 +313,7 @@ class _Reader:
     def __init__(self, db, tables: set[str], me: str, zone: tzinfo, names: dict[str, str]) -> None:
         self.db, self.tables, self.me, self.zone, self.names = db, tables, me, zone, names
         self.unknown_types: dict[object, Counter] = defaultdict(Counter)
+        self.person: dict[object, str | None] = {}  # chat key → the jid of the person (a phone jid behind @lid)
 
     def chats(self, path: Path, digest: str, skips: SkipCounter, flavour: str) -> list[WhatsAppChat]:
         chats_info = self.chat_rows()
@@ -213,15 +322,21 @@ class _Reader:
         orphans = ChatSkips(skips, str(path))
         group_of = {key: (jid or "").endswith("@g.us") for key, _, jid in chats_info}
         jid_of = {key: jid for key, _, jid in chats_info}
+        previous = None
         for row in self.message_rows():
             key = row[0]
             if key not in records:
                 orphans.skip("whatsapp_db_message_without_chat", row[1])
                 continue
+            if (key, row[1]) == previous:  # a side table with two rows for one message: the message once
+                chat_skips[key].skip("whatsapp_db_duplicate_row", row[1])
+                continue
+            previous = (key, row[1])
             if jid_of[key] in _STATUS_JIDS:
                 chat_skips[key].skip("whatsapp_db_status_update", row[1])
                 continue
-            record = self.message(row, group_of[key], jid_of[key], chat_skips[key])
+            person = self.person.get(key, jid_of[key])
+            record = self.message(row, group_of[key], person, chat_skips[key])
             if record is not None:
                 records[key].append(record)
         out = []
@@ -234,7 +349,7 @@ class _Reader:
                     chat_id=chat_id_for(digest, jid or key),
                     path=path,
                     source=f"whatsapp-db-{flavour}",
-                    name=name or _user(jid),
+                    name=name or _user(self.person.get(key, jid)),
                     skipped=dict(chat_skips[key].counts),
                     extra={
                         "chat_jid": jid,
@@ -245,10 +360,12 @@ class _Reader:
             )
         return out
 
-    def author(self, from_me: bool, sender_jid: str | None, chat_jid: str | None, known: str | None = None) -> str:
+    def author(self, from_me: bool, jid: str | None, known: str | None = None) -> str:
+        """`me`, else the name the database holds, the wa.db name, the phone number; "unknown" without a jid (a
+        group message whose sender row is gone: the group's own number is nobody)."""
         if from_me:
             return self.me
-        jid = sender_jid or chat_jid
+        jid = _person(jid)
         return known or self.names.get(jid or "") or _user(jid) or "unknown"
 
     def typed(self, table: dict, type_code, key) -> tuple[str, str | None]:
@@ -261,12 +378,21 @@ class _Reader:
 
 class _AndroidReader(_Reader):
     def chat_rows(self) -> list[tuple]:
-        return list(
-            self.db.execute(
-                "SELECT chat._id, chat.subject, jid.raw_string FROM chat JOIN jid ON jid._id = chat.jid_row_id "
-                "ORDER BY chat._id"
+        # LEFT JOIN: a chat whose jid row is gone keeps its messages; an @lid chat's person is its phone jid
+        person, person_join = "jid.raw_string", ""
+        if "jid_map" in self.tables:
+            person = "COALESCE(mapped.raw_string, jid.raw_string)"
+            person_join = (
+                "LEFT JOIN jid_map jm ON jm.lid_row_id = chat.jid_row_id LEFT JOIN jid mapped ON mapped._id = jm.jid_row_id"
             )
-        )
+        rows = []
+        for key, subject, jid, person_jid in self.db.execute(
+            f"SELECT chat._id, chat.subject, jid.raw_string, {person} FROM chat "
+            f"LEFT JOIN jid ON jid._id = chat.jid_row_id {person_join} ORDER BY chat._id"
+        ):
+            self.person[key] = _label(person_jid)
+            rows.append((key, _label(subject), _label(jid)))
+        return rows
 
     def message_rows(self) -> Iterable[tuple]:
         cols = _columns(self.db, "message")
@@ -275,6 +401,9 @@ class _AndroidReader(_Reader):
         quoted_join = "LEFT JOIN message_quoted q ON q.message_row_id = m._id" if quoted != "NULL" else ""
         action = "s.action_type" if "message_system" in self.tables else "NULL"
         action_join = "LEFT JOIN message_system s ON s.message_row_id = m._id" if action != "NULL" else ""
+        # an edited message is one row with the final text; replies quote its original key id
+        original = "e.original_key_id" if "message_edit_info" in self.tables else "NULL"
+        edit_join = "LEFT JOIN message_edit_info e ON e.message_row_id = m._id" if original != "NULL" else ""
         if "jid_map" in self.tables:  # anonymous @lid senders mapped to their phone jid where known
             sender = "COALESCE(mapped.raw_string, sender.raw_string)"
             sender_join = (
@@ -286,9 +415,9 @@ class _AndroidReader(_Reader):
         self.polls = self._polls()
         return self.db.execute(
             f"SELECT m.chat_row_id, m._id, m.from_me, m.key_id, m.timestamp, m.text_data, m.message_type, "
-            f"{sender}, {quoted}, {forwarded}, {action} FROM message m "
+            f"{sender}, {quoted}, {forwarded}, {action}, {original} FROM message m "
             f"LEFT JOIN jid sender ON sender._id = m.sender_jid_row_id {sender_join} {quoted_join} {action_join} "
-            "ORDER BY m.chat_row_id, m.timestamp, m._id"
+            f"{edit_join} ORDER BY m.chat_row_id, m.timestamp, m._id"
         )
 
     def _polls(self) -> dict[int, list[tuple[str, int]]]:
@@ -298,22 +427,26 @@ class _AndroidReader(_Reader):
         for row_id, name, votes in self.db.execute(
             "SELECT message_row_id, option_name, vote_total FROM message_poll_option ORDER BY _id"
         ):
-            polls[row_id].append((name or "", votes or 0))
+            polls[row_id].append((_label(name) or "", votes or 0))
         return polls
 
-    def message(self, row, group: bool, chat_jid: str | None, skips: ChatSkips) -> SourceMessage | None:
-        key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, forwarded, action = row
-        if stamp is None or not isinstance(stamp, (int, float)) or stamp <= 0:
+    def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
+        key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, forwarded, action, original = row
+        seconds = stamp / 1000 if isinstance(stamp, (int, float)) and stamp > 0 else None
+        timestamp = _epoch_time(seconds, self.zone)
+        if timestamp is None:
             skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
             return None
-        timestamp = local_time(stamp / 1000, self.zone)
-        author = self.author(bool(from_me), sender if group else None, chat_jid)
-        source_id = key_id or f"row-{row_id}"
+        author = self.author(bool(from_me), _label(sender) if group else person)
+        source_id = _label(original) or _label(key_id) or f"row-{row_id}"
+        quoted = _label(quoted)
         if row_id in self.polls:
             options = "\n".join(f"OPTION: {n} ({v} vote{'' if v == 1 else 's'})" for n, v in self.polls[row_id])
             return SourceMessage(source_id, timestamp, author, f"POLL:\n{text or ''}\n{options}", "poll",
                                  quoted, bool(forwarded))
         kind, placeholder = self.typed(_ANDROID_TYPES, type_code, key)
+        if kind == "text" and original is not None:
+            kind = "edited"
         return _message(source_id, timestamp, author, text, kind, placeholder, quoted, bool(forwarded),
                         bool(from_me), _ANDROID_ACTIONS.get(action), row_id, skips)
 
@@ -327,96 +460,102 @@ class _LegacyAndroidReader(_Reader):
             "SELECT key_remote_jid FROM messages WHERE key_remote_jid IS NOT NULL AND key_remote_jid <> '-1' "
             "GROUP BY key_remote_jid ORDER BY MIN(_id)"
         )]
-        return [(jid, subjects.get(jid), jid) for jid in jids]
+        return [(jid, _label(subjects.get(jid)), _label(jid)) for jid in jids]
 
     def message_rows(self) -> Iterable[tuple]:
         cols = _columns(self.db, "messages")
-        caption = "m.media_caption" if "media_caption" in cols else "NULL"
         if "quoted_row_id" in cols and "messages_quotes" in self.tables:
             quoted, join = "q.key_id", "LEFT JOIN messages_quotes q ON q._id = m.quoted_row_id AND m.quoted_row_id > 0"
         else:
             quoted, join = "NULL", ""
-        status = "m.status" if "status" in cols else "NULL"
+        optional = ", ".join(_column(cols, "m", c) for c in ("media_caption", "status", "edit_version"))
         return self.db.execute(
             f"SELECT m.key_remote_jid, m._id, m.key_from_me, m.key_id, m.timestamp, m.data, m.media_wa_type, "
-            f"m.remote_resource, {quoted}, {caption}, {status} FROM messages m {join} "
+            f"{_column(cols, 'm', 'remote_resource')}, {quoted}, {optional} FROM messages m {join} "
             "WHERE m.key_remote_jid IS NOT NULL AND m.key_remote_jid <> '-1' ORDER BY m.key_remote_jid, m.timestamp, m._id"
         )
 
-    def message(self, row, group: bool, chat_jid: str | None, skips: ChatSkips) -> SourceMessage | None:
-        key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, caption, status = row
-        if stamp is None or not isinstance(stamp, (int, float)) or stamp <= 0:
+    def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
+        key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, caption, status, edit_version = row
+        seconds = stamp / 1000 if isinstance(stamp, (int, float)) and stamp > 0 else None
+        timestamp = _epoch_time(seconds, self.zone)
+        if timestamp is None:
             skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
             return None
-        timestamp = local_time(stamp / 1000, self.zone)
-        author = self.author(bool(from_me), sender if group else None, chat_jid)
+        author = self.author(bool(from_me), _label(sender) if group else person)
         try:
             code = int(type_code or 0)
         except (TypeError, ValueError):
             code = type_code
         kind, placeholder = ("system", None) if status == 6 else self.typed(_ANDROID_TYPES, code, key)
+        if edit_version == 7:  # revoked: the row stays, its text is gone
+            kind = "deleted"
         if kind == "media" and caption:
             text = caption
-        return _message(key_id or f"row-{row_id}", timestamp, author, text, kind, placeholder, quoted, False,
-                        bool(from_me), None, row_id, skips)
+        return _message(_label(key_id) or f"row-{row_id}", timestamp, author, text, kind, placeholder,
+                        _label(quoted), False, bool(from_me), None, row_id, skips)
 
 
 class _IosReader(_Reader):
     def chat_rows(self) -> list[tuple]:
-        return list(self.db.execute("SELECT Z_PK, ZPARTNERNAME, ZCONTACTJID FROM ZWACHATSESSION ORDER BY Z_PK"))
+        cols = _columns(self.db, "ZWACHATSESSION")
+        name, jid = _column(cols, "s", "ZPARTNERNAME"), _column(cols, "s", "ZCONTACTJID")
+        rows = self.db.execute(f"SELECT s.Z_PK, {name}, {jid} FROM ZWACHATSESSION s ORDER BY s.Z_PK")
+        return [(key, _label(name), _label(jid)) for key, name, jid in rows]
 
     def message_rows(self) -> Iterable[tuple]:
         cols = _columns(self.db, "ZWAMESSAGE")
         flags = "(m.ZFLAGS & 128)" if "ZFLAGS" in cols else "0"
-        event = "m.ZGROUPEVENTTYPE" if "ZGROUPEVENTTYPE" in cols else "NULL"
         order = "m.ZSORT, m.ZMESSAGEDATE, m.Z_PK" if "ZSORT" in cols else "m.ZMESSAGEDATE, m.Z_PK"
         member_cols = _columns(self.db, "ZWAGROUPMEMBER") if "ZWAGROUPMEMBER" in self.tables else set()
         names = [f"NULLIF(TRIM(g.{c}), '')" for c in ("ZCONTACTNAME", "ZFIRSTNAME") if c in member_cols]
-        if "ZWAPROFILEPUSHNAME" in self.tables:
+        if "ZWAPROFILEPUSHNAME" in self.tables and {"ZJID", "ZPUSHNAME"} <= _columns(self.db, "ZWAPROFILEPUSHNAME"):
             names.append("(SELECT NULLIF(TRIM(p.ZPUSHNAME), '') FROM ZWAPROFILEPUSHNAME p WHERE p.ZJID = g.ZMEMBERJID)")
         member_name = f"COALESCE({', '.join(names)})" if names else "NULL"
-        if member_cols:
+        if "ZMEMBERJID" in member_cols and "ZGROUPMEMBER" in cols:
             member, member_join = "g.ZMEMBERJID", "LEFT JOIN ZWAGROUPMEMBER g ON g.Z_PK = m.ZGROUPMEMBER"
         else:
             member, member_join, member_name = "NULL", "", "NULL"
         media_cols = _columns(self.db, "ZWAMEDIAITEM") if "ZWAMEDIAITEM" in self.tables else set()
-        metadata = "mi.ZMETADATA" if "ZMETADATA" in media_cols else "NULL"
-        caption = "mi.ZTITLE" if "ZTITLE" in media_cols else "NULL"
-        media_join = "LEFT JOIN ZWAMEDIAITEM mi ON mi.ZMESSAGE = m.Z_PK" if media_cols else ""
-        if not media_cols:
-            metadata = caption = "NULL"
+        if "ZMESSAGE" in media_cols:
+            metadata, caption = _column(media_cols, "mi", "ZMETADATA"), _column(media_cols, "mi", "ZTITLE")
+            media_join = "LEFT JOIN ZWAMEDIAITEM mi ON mi.ZMESSAGE = m.Z_PK"
+        else:
+            metadata, caption, media_join = "NULL", "NULL", ""
+        optional = ", ".join(
+            _column(cols, "m", c) for c in ("ZISFROMME", "ZSTANZAID", "ZMESSAGEDATE", "ZTEXT", "ZMESSAGETYPE", "ZFROMJID")
+        )
         return self.db.execute(
-            f"SELECT m.ZCHATSESSION, m.Z_PK, m.ZISFROMME, m.ZSTANZAID, m.ZMESSAGEDATE, m.ZTEXT, m.ZMESSAGETYPE, "
-            f"m.ZFROMJID, {member}, {member_name}, {metadata}, {caption}, {flags}, {event} FROM ZWAMESSAGE m "
-            f"{member_join} {media_join} ORDER BY m.ZCHATSESSION, {order}"
+            f"SELECT m.ZCHATSESSION, m.Z_PK, {optional}, {member}, {member_name}, {metadata}, {caption}, {flags}, "
+            f"{_column(cols, 'm', 'ZGROUPEVENTTYPE')} FROM ZWAMESSAGE m {member_join} {media_join} "
+            f"ORDER BY m.ZCHATSESSION, {order}"
         )
 
     def chats(self, path: Path, digest: str, skips: SkipCounter, flavour: str) -> list[WhatsAppChat]:
         self.partner = {key: name for key, name, _ in self.chat_rows()}
         return super().chats(path, digest, skips, flavour)
 
-    def message(self, row, group: bool, chat_jid: str | None, skips: ChatSkips) -> SourceMessage | None:
+    def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
         (key, row_id, from_me, stanza, stamp, text, type_code, from_jid, member, member_name, metadata, caption,
          forwarded, event) = row
-        if stamp is None or not isinstance(stamp, (int, float)):
+        timestamp = _epoch_time(stamp + APPLE_EPOCH if isinstance(stamp, (int, float)) else None, self.zone)
+        if timestamp is None:
             skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
             return None
-        timestamp = local_time(stamp + APPLE_EPOCH, self.zone)
         if group:
-            author = self.author(bool(from_me), member, chat_jid, member_name)
+            author = self.author(bool(from_me), _label(member), _label(member_name))
         else:
             partner = (self.partner.get(key) or "").strip() or None
-            author = self.author(bool(from_me), None, chat_jid or from_jid, partner)
+            author = self.author(bool(from_me), person or _label(from_jid), partner)
         kind, placeholder = self.typed(_IOS_TYPES, type_code, key)
         if kind == "media" and caption and not text:
             text = caption
         what = None
-        if kind == "system":
-            if type_code == 10 and event == 2:
-                what = _ENCRYPTED
-            else:
-                what = _IOS_GROUP_EVENTS.get(event)
-        return _message(stanza or f"row-{row_id}", timestamp, author, text, kind, placeholder,
+        if type_code == 10:
+            what = _ENCRYPTED if event == 2 else _IOS_NOTICES.get(event)
+        elif kind == "system":
+            what = _IOS_GROUP_EVENTS.get(event)
+        return _message(_label(stanza) or f"row-{row_id}", timestamp, author, text, kind, placeholder,
                         _quoted_stanza(metadata), bool(forwarded), bool(from_me), what, row_id, skips)
 
 
@@ -455,16 +594,15 @@ def _message(
     row_id: object,
     skips: ChatSkips,
 ) -> SourceMessage | None:
-    if text is not None and not isinstance(text, str):
-        if isinstance(text, bytes):
-            try:
-                text = text.decode("utf-8")
-            except UnicodeDecodeError:
-                skips.skip("whatsapp_db_binary_text", row_id, f"{len(text)} bytes")
-                return None
-        else:
-            text = str(text)
-    text = text or ""
+    if isinstance(text, bytes):  # text that is not UTF-8 (see _text): a damaged row
+        if kind in ("text", "edited", "poll"):
+            skips.skip("whatsapp_db_binary_text", row_id, f"{len(text)} bytes")
+            return None
+        text = ""
+    text = "" if text is None else str(text)
+    if kind == "hidden":
+        skips.skip("whatsapp_db_not_a_message", row_id, placeholder or "")
+        return None
     if kind == "system":
         line = what or text.strip() or "system event"
         line = line if line == _ENCRYPTED or not what else f"{author} {what}"
@@ -475,7 +613,9 @@ def _message(
     if kind == "media":
         body = f"{placeholder}\n{text}" if text.strip() else placeholder
         return SourceMessage(source_id, timestamp, author, body or MEDIA, "media", quoted, forwarded)
+    if kind == "poll":  # a poll whose options the database does not hold
+        return SourceMessage(source_id, timestamp, author, f"POLL:\n{text}", "poll", quoted, forwarded)
     if not text.strip():
         skips.skip("whatsapp_db_empty_message", row_id, "a text message without text")
         return None
-    return SourceMessage(source_id, timestamp, author, text, "text", quoted, forwarded)
+    return SourceMessage(source_id, timestamp, author, text, kind, quoted, forwarded)

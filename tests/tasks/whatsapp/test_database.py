@@ -287,3 +287,201 @@ def test_encrypted_backup_and_other_files_are_one_line_errors(tmp_path):
     assert not looks_like_whatsapp_database(text)
     with pytest.raises(InputFileError, match="no such file"):
         read_whatsapp_database(tmp_path / "missing.db")
+
+
+def _files(folder):
+    return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.iterdir()}
+
+
+def test_wal_database_is_read_without_writing_beside_it(tmp_path):
+    phone, copy, clean = tmp_path / "phone", tmp_path / "copy", tmp_path / "clean"
+    for folder in (phone, copy, clean):
+        folder.mkdir()
+    writer = sqlite3.connect(_android_db(phone / "msgstore.db"))
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, timestamp, message_type, "
+                   f"text_data) VALUES (20, 1, 0, 'AA20', 0, {_ms(2024, 3, 15, 9, 0)}, 0, 'only in the wal')")
+    writer.commit()
+    for name in ("msgstore.db", "msgstore.db-wal", "msgstore.db-shm"):  # copied while WhatsApp had it open
+        (copy / name).write_bytes((phone / name).read_bytes())
+    writer.close()  # checkpoints: a WAL-mode file alone
+    (clean / "msgstore.db").write_bytes((phone / "msgstore.db").read_bytes())
+    for folder in (copy, clean):
+        before = _files(folder)
+        sam = read_whatsapp_database(folder / "msgstore.db")[0]
+        assert sam.messages[-1].text == "only in the wal"
+        assert _files(folder) == before  # nothing created, nothing written (mode=ro alone writes -shm/-wal)
+
+
+def test_truncated_database_is_a_one_line_error(tmp_path):
+    data = _android_db(tmp_path / "full.db").read_bytes()
+    for size in (60, 4096, len(data) - 100):
+        cut = tmp_path / f"cut{size}.db"
+        cut.write_bytes(data[:size])  # SQLite alone reads missing pages as empty: messages lost silently
+        with pytest.raises(InputFileError, match="truncated SQLite file") as err:
+            read_whatsapp_database(cut)
+        assert str(cut) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_timestamps_no_calendar_holds_are_skipped_not_a_crash(tmp_path):
+    android = _android_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(android)
+    db.execute("UPDATE message SET timestamp = timestamp * 1000 WHERE _id = 1")  # microseconds: year 56171
+    db.execute("UPDATE message SET timestamp = 'soon' WHERE _id = 2")
+    db.commit()
+    db.close()
+    ios = _ios_db(tmp_path / "ChatStorage.sqlite")
+    db = sqlite3.connect(ios)
+    db.execute("UPDATE ZWAMESSAGE SET ZMESSAGEDATE = 1e15 WHERE Z_PK = 1")
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    sam = read_whatsapp_database(android, skips)[0]
+    assert sam.messages[0].text == "image omitted\nthe trail map" and skips.counts["whatsapp_db_bad_timestamp"] == 2
+    skips = SkipCounter()
+    sam = read_whatsapp_database(ios, skips)[0]
+    assert sam.messages[0].text == "Yes! Where do we meet?" and skips.counts["whatsapp_db_bad_timestamp"] == 2
+
+
+def test_ios_without_optional_columns(tmp_path):
+    path = _ios_db(tmp_path / "ChatStorage.sqlite")
+    db = sqlite3.connect(path)
+    for table, column in [("ZWAPROFILEPUSHNAME", "ZPUSHNAME"), ("ZWAMESSAGE", "ZSTANZAID"), ("ZWAMESSAGE", "ZFLAGS"),
+                          ("ZWAMEDIAITEM", "ZMETADATA"), ("ZWACHATSESSION", "ZPARTNERNAME")]:
+        db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.commit()
+    db.close()
+    sam, group = read_whatsapp_database(path)
+    assert [m.text for m in sam.messages][:3] == ["Hey, are you free on Saturday?", "Yes! Where do we meet?",
+                                                 "image omitted\nthe trail map"]
+    assert sam.messages[0].author == "447700900123" and sam.stats["chat_name"] == "447700900123"
+    assert _rows(group)[2] == ("33600000002", "media", "sticker omitted")  # no push name: the number
+
+
+def test_ios_calls_notices_and_newer_types(tmp_path):
+    path = _ios_db(tmp_path / "ChatStorage.sqlite")
+    db = sqlite3.connect(path)
+    rows = [  # pk, type, event: calls use type 10's own event numbers, not the group events of type 6
+        (30, 10, 1), (31, 10, 3), (32, 10, 2), (33, 59, None), (34, 38, None), (35, 46, None), (36, 66, None),
+        (37, 28, None),
+    ]
+    for pk, type_code, event in rows:
+        db.execute("INSERT INTO ZWAMESSAGE (Z_PK, ZCHATSESSION, ZGROUPEVENTTYPE, ZISFROMME, ZMESSAGETYPE, ZSORT, "
+                   "ZMESSAGEDATE, ZFROMJID, ZSTANZAID, ZTEXT) VALUES (?, 1, ?, 0, ?, ?, ?, "
+                   "'447700900123@s.whatsapp.net', ?, ?)",
+                   (pk, event, type_code, pk, 740000000 + pk, f"3C{pk}", "Where?" if type_code == 46 else None))
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    sam = read_whatsapp_database(path, skips)[0]
+    assert _rows(sam)[5:] == [
+        (None, "system", "Sam Lee called (missed voice call)"),
+        (None, "system", "Sam Lee security code changed"),
+        (None, "system", "Messages and calls are end-to-end encrypted."),
+        (None, "system", "system event"),  # a call: not "<Media omitted>" by Sam
+        ("Sam Lee", "media", "image omitted"),  # view once
+        ("Sam Lee", "poll", "POLL:\nWhere?"),
+        (None, "system", "system event"),
+    ]
+    assert skips.counts["whatsapp_db_not_a_message"] == 1 and sam.stats["unknown_types"] == {}  # 66: an album
+
+
+def test_ios_two_media_rows_for_one_message_give_one_message(tmp_path):
+    path = _ios_db(tmp_path / "ChatStorage.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO ZWAMEDIAITEM (ZMESSAGE, ZTITLE) VALUES (3, 'the trail map')")
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    sam = read_whatsapp_database(path, skips)[0]
+    assert [m.text for m in sam.messages].count("image omitted\nthe trail map") == 1
+    assert skips.counts["whatsapp_db_duplicate_row"] == 1
+
+
+def test_android_lid_chat_edits_and_newer_types(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE jid_map (lid_row_id INTEGER PRIMARY KEY NOT NULL, jid_row_id INTEGER NOT NULL, sort_id INTEGER);
+        CREATE TABLE message_edit_info (message_row_id INTEGER PRIMARY KEY, original_key_id TEXT NOT NULL,
+                                        edited_timestamp INTEGER NOT NULL, sender_timestamp INTEGER NOT NULL);
+        CREATE TABLE message_add_on (_id INTEGER PRIMARY KEY AUTOINCREMENT, chat_row_id INTEGER, from_me INTEGER,
+            key_id TEXT NOT NULL, sender_jid_row_id INTEGER, parent_message_row_id INTEGER, timestamp INTEGER,
+            status INTEGER, message_add_on_type INTEGER);
+        CREATE TABLE message_add_on_reaction (message_add_on_row_id INTEGER PRIMARY KEY, reaction TEXT,
+                                              sender_timestamp INTEGER);
+        CREATE TABLE some_future_table (_id INTEGER PRIMARY KEY, blob BLOB);
+        INSERT INTO jid VALUES (10, '99887766554433', 'lid', 0, 0, 0, '99887766554433@lid');
+        INSERT INTO jid VALUES (11, '491701234567', 's.whatsapp.net', 0, 0, 0, '491701234567@s.whatsapp.net');
+        INSERT INTO jid VALUES (12, '33600000001', 's.whatsapp.net', 0, 5, 0, '33600000001:5@s.whatsapp.net');
+        INSERT INTO jid_map VALUES (10, 11, 0);
+        INSERT INTO chat VALUES (5, 10, 0, NULL, 0, 0);
+        INSERT INTO message_edit_info VALUES (31, 'E2', 0, 0);
+        INSERT INTO message_quoted (message_row_id, chat_row_id, key_id) VALUES (32, 5, 'E2');
+        INSERT INTO message_add_on VALUES (1, 5, 0, 'R1', 10, 31, 0, 0, 56);
+        INSERT INTO message_add_on_reaction VALUES (1, '👍', 0);
+        """
+    )
+    rows = [  # _id, chat, from_me, key, sender, type, text
+        (30, 5, 0, "E1", 0, 0, "hello from a hidden number"), (31, 5, 1, "E2-edit", 0, 0, "the final wording"),
+        (32, 5, 0, "E3", 0, 0, "a reply to the edited one"), (33, 5, 0, "E4", 0, 90, None),
+        (34, 5, 0, "E5", 0, 42, None), (35, 5, 0, "E6", 0, 36, None), (36, 5, 0, "E7", 0, 116, None),
+        (37, 5, 0, "E8", 0, 99, None), (38, 5, 0, "E9", 0, 66, "Lunch?"),
+        (39, 2, 0, "BB9", 12, 0, "from my second phone"), (40, 2, 0, "BB10", 0, 0, "sender row gone"),
+    ]
+    db.executemany(
+        "INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, timestamp, message_type, text_data) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(i, c, f, k, s, _ms(2024, 5, 1, 10, i - 30), t, x) for i, c, f, k, s, t, x in rows],
+    )
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    _, group, hidden = read_whatsapp_database(path, skips, me="Priya")
+    assert hidden.stats["chat_name"] == "491701234567" and hidden.stats["chat_jid"] == "99887766554433@lid"
+    assert _rows(hidden) == [
+        ("491701234567", "text", "hello from a hidden number"),
+        ("Priya", "edited", "the final wording"),  # once, final text; the reaction is no message
+        ("491701234567", "text", "a reply to the edited one"),
+        (None, "system", "system event"),  # a call log entry
+        ("491701234567", "media", "image omitted"),  # view once
+        (None, "system", "system event"),  # disappearing messages timer
+        ("491701234567", "poll", "POLL:\nLunch?"),
+    ]
+    assert hidden.messages[2].reply_to == "1" and hidden.stats["unknown_types"] == {}
+    assert skips.counts["whatsapp_db_not_a_message"] == 2  # 116 (never shown) and 99 (an album's container)
+    assert _rows(group)[-2:] == [("33600000001", "text", "from my second phone"), ("unknown", "text", "sender row gone")]
+
+
+def test_damaged_rows_are_skipped_not_the_whole_file(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.execute("UPDATE message SET text_data = CAST(x'fffe41' AS TEXT) WHERE _id = 4")  # not UTF-8
+    db.execute("DELETE FROM jid WHERE _id = 1")  # the chat's jid row is gone, its messages are not
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    sam, _ = read_whatsapp_database(path, skips)
+    assert len(sam.messages) == 5 and skips.counts["whatsapp_db_binary_text"] == 1
+    assert sam.messages[0].author == "unknown" and sam.stats["chat_jid"] is None
+
+
+def test_legacy_revoked_message_and_other_apps_messages_table(tmp_path):
+    path = _legacy_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE messages ADD COLUMN edit_version INTEGER")
+    db.execute("INSERT INTO messages (key_remote_jid, key_from_me, key_id, status, data, timestamp, media_wa_type, "
+               f"edit_version) VALUES ('447700900123@s.whatsapp.net', 0, 'L9', 0, NULL, {_ms(2019, 5, 1, 20, 5)}, '0', 7)")
+    db.commit()
+    db.close()
+    sam = read_whatsapp_database(path)[0]
+    assert _rows(sam)[-1] == ("447700900123", "deleted", "This message was deleted")
+    other = tmp_path / "notes.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(InputFileError, match="without WhatsApp's message tables"):
+        read_whatsapp_database(other)

@@ -24,6 +24,7 @@ from tasks.whatsapp.phrases import (
     ENCRYPTION_NOTICES,
     FILE_ATTACHED,
     GROUP_EVENT_PATTERNS,
+    LIVE_LOCATION_SHARED,
     MEDIA_OMITTED,
     NOT_A_NAME,
     OMITTED_WORDS,
@@ -63,10 +64,12 @@ def _alternation(phrases: list[str]) -> str:
     return "|".join(sorted({re.escape(p) for p in phrases}, key=len, reverse=True))
 
 
-_MEDIA_KEYS = frozenset(_phrase_key(p) for p in _all(MEDIA_OMITTED))
+# a live location is an attachment of its author too, with no text of theirs
+_MEDIA_PHRASES = _all(MEDIA_OMITTED) + _all(LIVE_LOCATION_SHARED)
+_MEDIA_KEYS = frozenset(_phrase_key(p) for p in _MEDIA_PHRASES)
 _DELETED_KEYS = frozenset(_phrase_key(p) for p in _all(DELETED))
 # longer first lines cannot be one of those phrases: skip building their key
-_MAX_PHRASE_CHARS = max(len(p) for p in _all(MEDIA_OMITTED) + _all(DELETED)) + 8
+_MAX_PHRASE_CHARS = max(len(p) for p in _MEDIA_PHRASES + _all(DELETED)) + 8
 # A line ending in an ASCII letter, digit or sign other than a bracket or a full stop keeps its end in its key,
 # so the end alone can rule a phrase out (see `_ending_flags`); these are the ends the phrases have.
 _KEY_TAILS = frozenset(k[-3:] for k in _MEDIA_KEYS | _DELETED_KEYS)
@@ -93,6 +96,12 @@ _OPTION_RE = re.compile(rf"^\s*(?:{_alternation(_all(OPTION_KEYWORDS))})\s?:", r
 _BARE_FILE_RE = re.compile(r"^[^\s/\\<>:]{1,120}\.[0-9A-Za-z]{2,5}$")
 _BRACKETED_RE = re.compile(r"^[<‹][^<>‹›\n]{1,60}[>›]$")
 _LOCATION_RE = re.compile(r"^[^\s:]{1,30}(?: [^\s:]{1,30})?: https?://\S+$")
+# A shared location, on either platform and whatever the label's language: "location: https://maps.google.com/
+# ?q=45.46,9.19" (Android), "Standort: …", "位置：…", or a venue, "Pimlico Gardens (London): https://foursquare.com/v/…"
+_SHARED_LOCATION_RE = re.compile(
+    r"^(?:[^:：\n]{1,40}[:：] ?https://maps\.google\.com/\?q=-?\d{1,3}(?:\.\d+)?,-?\d{1,3}(?:\.\d+)?"
+    r"|.{1,200}: https://foursquare\.com/v/\w+)$"
+)
 
 # System events written after a prefix: iOS writes a group's events under the group's name ("Family: Sam added
 # Kim", "Family: Messages and calls are end-to-end encrypted…"), so the prefix is no author. A first line that
@@ -520,6 +529,8 @@ def classify(author: str | None, body: str, ios_mark: bool) -> tuple[str, str | 
             return "media", author, body
     # _is_media_file's own tests are for lines ending like a file, "IMG-…" names and "• 3 pages"
     if (may_be & _MAY_BE_FILE or first[3:4] == "-" or "•" in first) and _is_media_file(first):
+        return "media", author, body
+    if "://" in first and _SHARED_LOCATION_RE.match(first):
         return "media", author, body
     if body.rstrip()[-1:] in _CLOSING:  # what strip_edited_marker needs: most texts fail it
         text, edited = strip_edited_marker(body)

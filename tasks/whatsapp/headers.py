@@ -5,6 +5,7 @@ An export line that starts a message looks like one of
     [31.12.23, 21:05:10] Name: text              iOS
     31/12/2023, 9:05:10 PM Name: text            iOS without brackets
     31/12/23, 21:05:10: Name: text               legacy (old iOS / BlackBerry era)
+    [21:05:10, 31/12/23] Name: text              time first (Vietnamese iOS; see `put_date_first`)
     26/09/2019 à 22:39 - Name: text              a localised word between date and time (French, Finnish)
     2023. 03. 15. 22:30 - Name: text             ". " between date fields (Hungarian, Korean)
 with any of `/ . -` (or ". ") between date fields, day/month, month/day or year-first order, 2- or 4-digit
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 
-from tasks.whatsapp.phrases import DATE_TIME_WORDS, MERIDIEM_PREFIXES, MERIDIEM_SUFFIXES
+from tasks.whatsapp.phrases import DATE_TIME_WORDS, MERIDIEM_PREFIXES, MERIDIEM_SUFFIXES, YEAR_SUFFIXES
 
 # Invisible direction marks WhatsApp scatters through exports (U+200E before attachments and system events on
 # iOS, U+200F and U+061C in Arabic, U+2068/U+2069 around names in recent Android exports, a stray BOM).
@@ -124,7 +125,8 @@ _MERIDIEM_LOOKUP = {
 HEADER_RE = re.compile(
     rf"""
     ^(?P<open>\[)?
-    (?P<date>(?P<d1>\d{{1,4}})(?P<sep>[/.\-]|\.\x20)(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}}))\.?
+    (?P<date>(?P<d1>\d{{1,4}})(?P<sep>[/.\-]|\.\x20)(?P<d2>\d{{1,2}})(?P=sep)(?P<d3>\d{{1,4}}))
+    (?:\.|{_SP}(?:{"|".join(map(re.escape, YEAR_SUFFIXES))}))?
     (?P<joint>{_SP}*[,،]{_SP}*|{_SP}+(?:(?:{"|".join(map(re.escape, DATE_TIME_WORDS))}){_SP}+)?)
     (?P<time>
         (?:(?={_meridiem_starts(MERIDIEM_PREFIXES)})(?P<pre>{_meridiem_alternation(MERIDIEM_PREFIXES)}){_SP}?)?
@@ -148,6 +150,31 @@ HEADER_RE = re.compile(
 )
 
 LAYOUTS = ("android", "ios", "ios_no_brackets", "legacy")
+
+# Vietnamese iOS writes the time before the date: "[21:41:35, 27/3/22] Name: text". `put_date_first` turns such
+# headers around in place (same length, so positions hold), and HEADER_RE reads them as any other.
+_TIME_FIRST_RE = re.compile(
+    rf"""
+    ^(?P<open>\[?)
+    (?P<time>\d{{1,2}}[:.]\d{{2}}(?:[:.]\d{{2}})?
+        (?:{_SP}?(?:[AaPp]\.?{_SP}?[Mm]\.?|{_meridiem_alternation(MERIDIEM_SUFFIXES)}))?)
+    (?P<joint>,{_SP}*|{_SP}+)
+    (?P<date>\d{{1,4}}[/.\-]\d{{1,2}}[/.\-]\d{{1,4}})
+    (?=(?(open)\]|{_SP}*[-–]{_SP}))
+    """,
+    re.VERBOSE | re.MULTILINE,
+)
+_TIME_FIRST_HEAD = 64 * 1024  # how much of a text tells whether its headers put the time first
+
+
+def put_date_first(text: str) -> str:
+    """`text` with time-first headers written date first, when most headers at its start put the time first;
+    else `text` itself."""
+    head = text[:_TIME_FIRST_HEAD]
+    time_first = sum(1 for _ in _TIME_FIRST_RE.finditer(head))
+    if not time_first or time_first <= sum(1 for _ in HEADER_RE.finditer(head)):
+        return text
+    return _TIME_FIRST_RE.sub(r"\g<open>\g<date>\g<joint>\g<time>", text)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -279,11 +306,12 @@ def _read_clock(
     half = None
     ampm = ampm or pre
     if ampm:
-        first = ampm[0]
-        if first in "AaPp":
-            half = "am" if first in "Aa" else "pm"
-        else:
-            half = _MERIDIEM_LOOKUP.get(re.sub(r"[.\s]", "", ampm).lower())
+        # the table first: "PG" (Malay) and "p.d." (Albanian) are morning markers
+        half = _MERIDIEM_LOOKUP.get(re.sub(r"[.\s]", "", ampm).lower())
+        if half is None and ampm[0] in "AaPp":
+            half = "am" if ampm[0] in "Aa" else "pm"
+        if half == "night":  # "10:30 at night" is 22:30, "2:00 at night" 02:00
+            half = "pm" if 6 <= hour < 12 else "am"
         if half is not None and 1 <= hour <= 12:
             if half == "pm" and hour < 12:
                 hour += 12

@@ -44,6 +44,7 @@ from tasks.whatsapp.headers import (
     month_first_by_default,
     normalize_date_order,
     normalize_text,
+    put_date_first,
     scan_headers,
     swapped,
 )
@@ -212,7 +213,7 @@ def _head_has_headers(head: bytes, truncated: bool) -> bool:
         text = head.decode("utf-16", errors="ignore")
     else:
         text = head.decode("utf-8", errors="ignore")
-    lines = _split_lines(normalize_text(text))
+    lines = _split_lines(put_date_first(normalize_text(text)))
     if truncated:
         lines = lines[:-1]  # cut in the middle
     lines = [line for line in lines if line.strip()][:50]
@@ -513,6 +514,7 @@ def _parse_bytes(
     if "\r" in text:
         text = text.replace("\r\n", "\n")
         text = text.replace("\r", "\n")
+    text = put_date_first(text)
     if not text or text.isspace():
         raise InputFileError(f"{where}: empty file, not a WhatsApp chat export")
     first = _first_header(text, where, skips)

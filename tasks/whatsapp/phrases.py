@@ -212,6 +212,36 @@ OMITTED_WORDS: tuple[str, ...] = (
     "含まれていません", "생략", "제외됨",
 )
 
+# Android's whole message for a live location a person shared (a plain location is "location: https://maps…",
+# told by its form in `tasks.whatsapp.classify`): one row per UI language, as WhatsApp's Android strings word it.
+LIVE_LOCATION_SHARED: dict[str, tuple[str, ...]] = {
+    "en": ("live location shared",), "fr": ("Localisation en direct partagée",),
+    "es": ("ubicación en tiempo real compartida",),
+    "pt": ("localização atual compartilhada", "Está a partilhar a sua localização"),
+    "de": ("Live-Standort wird geteilt",), "it": ("posizione attuale condivisa",), "nl": ("live locatie gedeeld",),
+    "tr": ("Mevcut konum paylaşıldı",), "ar": ("تمت مشاركة الموقع المباشر",), "id": ("Lokasi terkini dibagikan",),
+    "ms": ("lokasi terkini dikongsi",), "ru": ("Геоданные отправлены",), "uk": ("геодані надіслано",),
+    "bg": ("местоположение в реално време споделено",), "sr": ("Локација уживо подељена",),
+    "pl": ("udostępniona transmisja położenia",), "cs": ("byla sdílena aktuální poloha",),
+    "sk": ("bola zdieľaná aktuálna poloha",), "sl": ("lokacija v živo je bila deljena",),
+    "hr": ("trenutna lokacija podijeljena",), "hu": ("tartózkodási hely megosztva",),
+    "ro": ("locație în timp real distribuită",), "el": ("η τωρινή τοποθεσία κοινοποιήθηκε",),
+    "sv": ("liveposition delad",), "nb": ("posisjon i sanntid delt",), "da": ("live placering delt",),
+    "fi": ("live-sijainti jaettu",), "et": ("hetke asukoht jagatud",), "lv": ("reāllaika atrašanās vieta",),
+    "lt": ("tiesioginė vieta bendrinama",), "ca": ("Ubicació en directe compartida",),
+    "af": ("regstreekse ligging gedeel",), "az": ("canlı məkan paylaşılıb",), "he": ("משתף מיקום בשידור חי",),
+    "fa": ("مکان زنده به اشتراک گذاشته شد",), "ur": ("جاری مقام کا اشتراک ہوا",),
+    "hi": ("लाइव स्थान साझा किया गया",), "bn": ("লাইভ অবস্থান শেয়ার করা হয়েছে",),
+    "th": ("ตำแหน่งปัจจุบันถูกแบ่งปัน",), "vi": ("vị trí hiện thời được chia sẻ",),
+    "tl": ("ibinahagi ang live na lokasyon",), "sw": ("mahali mubashara pameshirikishwa",),
+    "zh-Hans": ("共享实时位置",), "zh-Hant": ("實時位置已分享",), "ja": ("ライブロケーション共有",),
+    "ko": ("공유한 실시간 위치",), "mk": ("споделено локација во живо",), "kk": ("қазіргі орынмен бөлісті",),
+    "sq": ("vendnodhja aktuale u shpërnda",), "uz": ("jonli joylashuv ulashildi",),
+    "mr": ("सध्याचे थेट ठिकाण शेअर केले",), "gu": ("જીવંત સ્થાન શેર કરાયું",), "pa": ("ਮੌਜੂਦਾ ਟਿਕਾਣਾ ਸਾਂਝਾ ਕੀਤਾ",),
+    "ta": ("இடம் நேரலையாக பகிரபட்டது",), "te": ("ప్రత్యక్ష స్థాన భాగస్వామ్యం",), "kn": ("ನೇರ ಸ್ಥಳ ಹಂಚಿಕೊಳ್ಳಲಾಗಿದೆ",),
+    "ml": ("ലൈവ് ലൊക്കേഷൻ പങ്കിട്ടു",),
+}
+
 # Android "with media" exports: "IMG-20180627-WA0028.jpg (file attached)", caption on the following lines.
 FILE_ATTACHED: dict[str, tuple[str, ...]] = {
     "en": ("file attached",),
@@ -661,15 +691,31 @@ SYSTEM_EVENT_WORDS: tuple[str, ...] = (
 # "15.3.2023 klo 22.30 - " (Finnish).
 DATE_TIME_WORDS: tuple[str, ...] = ("à", "klo")
 
+# Era or "year" abbreviations written right after the year: "3/18/2565 BE" (iOS set to the Buddhist calendar),
+# "14.07.25 г." (Bulgarian, Macedonian).
+YEAR_SUFFIXES: tuple[str, ...] = ("BE", "г.")
+
 # 12-hour clock markers written after the time ("9:30 PM", "9:30 p. m.", Arabic "٩:٣٠ م"). Latin forms
-# (AM, a.m., a. m., with any case and spacing) are handled by a generic pattern; list the others here.
+# (AM, a.m., a. m., with any case and spacing) are handled by a generic pattern; list the others here: the
+# abbreviated day periods of the Unicode CLDR, which phones format with, for ar, fa, el, vi, de (older), zh, ja,
+# ko, ms, sq, cs, sl, uk, sv, fi, lv, lt, af, is, mk, uz, am, ne; and English "flexible" periods ("9:15 in the
+# morning"). Matched case-sensitively; a marker of neither half is read by `headers._read_clock`.
 MERIDIEM_SUFFIXES: dict[str, tuple[str, ...]] = {
-    "am": ("ص", "ق.ظ.", "π.μ.", "SA", "vorm.", "午前", "上午", "오전"),
-    "pm": ("م", "ب.ظ.", "μ.μ.", "CH", "nachm.", "午後", "下午", "오후"),
+    "am": (
+        "ص", "ق.ظ.", "π.μ.", "SA", "vorm.", "午前", "上午", "오전", "PG", "p.d.", "dop.", "дп", "fm", "ap.",
+        "priekšp.", "priešpiet", "vm.", "f.h.", "претпл.", "TO", "ጥዋት", "पूर्वाह्न", "in the morning",
+    ),
+    "pm": (
+        "م", "ب.ظ.", "μ.μ.", "CH", "nachm.", "午後", "下午", "오후", "PTG", "m.d.", "odp.", "pop.", "пп", "em",
+        "ip.", "pēcp.", "popiet", "nm.", "e.h.", "попл.", "TK", "ከሰዓት", "अपराह्न", "in the afternoon",
+        "in the evening",
+    ),
+    # 6 to 11 in the evening, 12 to 5 in the morning
+    "night": ("at night",),
 }
-# Some locales (zh, ja, ko) write the marker before the time: "下午3:04".
+# Some locales (zh, ja, ko; tr, hu, si, my in the CLDR) write the marker before the time: "下午3:04".
 MERIDIEM_PREFIXES: dict[str, tuple[str, ...]] = {
-    "am": ("上午", "午前", "오전"),
-    "pm": ("下午", "午後", "오후"),
+    "am": ("上午", "午前", "오전", "ÖÖ", "de.", "පෙ.ව.", "နံနက်"),
+    "pm": ("下午", "午後", "오후", "ÖS", "du.", "ප.ව.", "ညနေ"),
 }
 # fmt: on

@@ -1,23 +1,30 @@
-"""Web archive readers for the ingest stage: WET `conversion` records, and WARC `response` records whose HTML is
-turned into main-content text with Resiliparse; both yield `Document`s.
+"""Web archive readers for the ingest stage: WET `conversion` records, and WARC `response` records (or the ARC
+records of older crawls) whose HTML is turned into main-content text with Resiliparse; both yield `Document`s.
 
 Files are streamed with FastWARC (gzip per record or whole file, or plain, detected from the bytes), one record
 at a time, so memory does not grow with the file. Besides Common Crawl's own files this reads the WARCs of other
 crawlers: ClueWeb09/12 (`WARC/0.18`, HTTP headers ending in a bare LF), Heritrix and wget (interleaved
-`request`/`metadata`/`resource` records, chunked or gzipped bodies, WARC headers in bare LF). ARC files are
-refused with a line saying how to convert them. HTML kept in a `resource` record (a page without its HTTP headers,
-as wget and warcit store some) is read like a response. A page is decoded from its byte-order mark, else its HTTP
-charset, its `<meta>` charset or a detected one; when they disagree, the decoding that reads as text wins.
-A segmented record gives its first segment, flagged as cut short; its `continuation` records are counted.
+`request`/`metadata`/`resource` records, chunked or gzipped bodies, WARC headers in bare LF). HTML kept in a
+`resource` record (a page without its HTTP headers, as wget and warcit store some) is read like a response. A page
+is decoded from its byte-order mark, else its HTTP charset, its `<meta>` charset or a detected one; when they
+disagree, the decoding that reads as text wins. A segmented record gives its first segment, flagged as cut short;
+its `continuation` records are counted.
+
+ARC files (the Internet Archive's format before WARC: v1 and v2 header lines, plain, gzipped per record or whole)
+are read as WARC files, whatever their name: our own ARC reader streams them a record at a time and hands each on
+as the WARC record it stands for (`response` for an HTTP response, `warcinfo` for the `filedesc` version block,
+`resource` for anything else, such as a DNS lookup), so a page gives the document it would give in a WARC, dated
+from its 14-digit Archive-date, with the same skips.
 
 A record that cannot be used (a revisit, a non-HTML or empty page, a non-2xx status, a broken HTTP body, a bad
-target URI…) is skipped and counted with its file and byte offset; a stretch of the file that breaks the WARC
-framing is counted too, and reading goes on at the next record found after it; a file that holds no record
-besides `warcinfo` is counted (`no_records`). A record cut short (by the end of the file, inside a gzip member
-or not, or by a Content-Length that runs into the next record) keeps the text it holds, with `truncated: true` in
-its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as `truncated_gzip`
-(the file ends inside its gzip member) or `truncated_record`. A file that is not a WARC file at all raises
-`InputFileError` naming it.
+target URI…) is skipped and counted with its file and byte offset; a stretch of the file that breaks the framing
+is counted too (`warc_read_error`; in an ARC file `arc_read_error`: garbage between records, a garbled header
+line, an Archive-length that is off, a corrupt gzip member), and reading goes on at the next record found after
+it; a file that holds no record besides `warcinfo` (or an ARC file's version block) is counted (`no_records`). A
+record cut short (by the end of the file, inside a gzip member or not, or by a Content-Length that runs into the
+next record) keeps the text it holds, with `truncated: true` in its meta, counted as `truncated_record_kept`;
+when nothing usable is left it is counted as `truncated_gzip` (the file ends inside its gzip member) or
+`truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import re
 import unicodedata
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,7 +73,8 @@ _VERSION_LINE = rb"WARC/(?:1\.[01]|0\.1[0-9])\r?\n"
 
 @dataclass(frozen=True)
 class _Located:
-    """A WARC record with where it starts, for skip messages ("file:offset")."""
+    """A WARC record (or the one an ARC record stands for) with where it starts, for skip messages ("file:offset";
+    "file:member+inflated-offset" for the later records of an ARC file gzipped whole)."""
 
     record: WarcRecord
     offset: int
@@ -78,15 +86,16 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
     """'wet' or 'warc' from the first records of the file (after `warcinfo`); None for anything else.
 
     A file holding only a `warcinfo` record is judged by its name (`.wet`, `.wet.gz`, `.warc`, `.warc.gz`).
-    WAT files (`metadata` records) and files that are not WARC at all give None.
+    An ARC file (plain or gzipped, whatever its name) is 'warc': `iter_warc_documents` reads it.
+    WAT files (`metadata` records) and files that are not WARC or ARC at all give None.
     """
     path = Path(path)
     seen: list[WarcRecordType] = []
     warcinfo = False
     with _open(path) as fh:
         head = _first_bytes(fh)
-        if head.startswith(_ARC_START):
-            return None
+        if _is_arc(head):
+            return "warc"  # ARC records are web pages with their HTTP headers: read as WARC
         try:
             for record in ArchiveIterator(fh, parse_http=False, quirks_mode=_bare_lf(head)):
                 if record.record_type == WarcRecordType.warcinfo:
@@ -128,6 +137,11 @@ def iter_commoncrawl_documents(path: str | Path, skips: SkipCounter) -> Iterator
 def iter_wet_documents(path: str | Path, skips: SkipCounter) -> Iterator[Document]:
     """One document per WET `conversion` record: the extracted text Common Crawl already computed."""
     path = Path(path)
+    with _open(path) as fh:
+        if _is_arc(_first_bytes(fh)):
+            raise InputFileError(
+                f"{path}: is an ARC file (web pages with their HTTP headers), not WET; read it as WARC"
+            )
     seen: Counter = Counter()
     for loc in _iter_records(path, skips):
         seen[str(loc.record.record_type)] += 1
@@ -233,7 +247,8 @@ def _open(path: Path) -> BinaryIO:
         raise InputFileError(f"{path}: cannot open the file ({e.strerror or e})") from e
 
 
-_ARC_START = b"filedesc://"
+# Enough of the file's start for a WARC version line or an ARC file's first header line.
+_HEAD_BYTES = 1 << 10
 
 
 def _first_bytes(fh: BinaryIO) -> bytes:
@@ -243,10 +258,10 @@ def _first_bytes(fh: BinaryIO) -> bytes:
     fh.seek(0)
     if head.startswith(b"\x1f\x8b"):
         try:
-            return zlib.decompressobj(31).decompress(head, 64)
+            return zlib.decompressobj(31).decompress(head, _HEAD_BYTES)
         except zlib.error:
             return b""
-    return head[:64]
+    return head[:_HEAD_BYTES]
 
 
 def _bare_lf(head: bytes) -> bool:
@@ -265,18 +280,17 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     it: the next gzip member that holds a WARC record (gzip per record, as Common Crawl writes them), or the
     next "WARC/1.x" line (uncompressed files). Failing on the very first record means the file is not WARC.
     Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks.
+    An ARC file is read by `_iter_arc_records`, record by record, as the WARC records they stand for.
     """
     with _open(path) as fh:
         head = _first_bytes(fh)
         if head == b"":
             raise InputFileError(f"{path}: the file is empty, expected WARC records")
-        if head.startswith(_ARC_START):
-            raise InputFileError(
-                f"{path}: is an ARC file (the format before WARC), which is not read here; convert it to WARC first, "
-                "e.g. with `warcio recompress FILE.arc.gz FILE.warc.gz` or Heritrix's arc2warc"
-            )
-        quirks = _bare_lf(head)
         gzipped = fh.read(2) == b"\x1f\x8b"
+        if _is_arc(head):
+            yield from _iter_arc_records(fh, path, skips, gzipped)
+            return
+        quirks = _bare_lf(head)
         truncated_at = _truncated_last_member(fh) if gzipped else None
         start, count = 0, 0
         while start is not None:
@@ -391,6 +405,359 @@ def _gzip_holds_warc(fh: BinaryIO, offset: int) -> bool:
     fh.seek(offset)
     try:
         return zlib.decompressobj(31).decompress(fh.read(1 << 14), 16).startswith(b"WARC/")
+    except zlib.error:
+        return False
+
+
+# --- ARC files ------------------------------------------------------------------------------------------------
+#
+# The Internet Archive's format before WARC (1996; Alexa, early Heritrix). A file opens with a version block, a
+# record whose URL is `filedesc://NAME` and whose block holds "VERSION RESERVED ORIGIN", the list of the header
+# fields every record has, and (ARC 1.1) an XML description; then come the records. Each is one header line, its
+# fields separated by single spaces: `URL IP-address Archive-date Content-type Archive-length` (v1) or
+# `URL IP-address Archive-date Content-type Result-code Checksum Location Offset Filename Archive-length` (v2);
+# Archive-length counts the bytes that follow the line (the response as stored, HTTP status and headers included;
+# for the version block, its lines), then a newline ends the record. The Archive-date is 14 digits, UTC
+# (YYYYMMDDhhmmss). Written plain, or gzipped one record to a member, so that a record can be read from its offset.
+#
+# Each record is read into memory (one at a time, at most `_ARC_MAX_BLOCK` bytes of it) and handed to FastWARC as
+# the WARC record it stands for, so that a page goes through the very path a WARC response takes: a record holding
+# an HTTP response is a `response`, the version block a `warcinfo`, and any other (a `dns:` lookup, a page stored
+# without its HTTP headers) a `resource` with the ARC Content-type, which is only read when it is HTML.
+
+# The header line as found where a record may start (after a framing error): known schemes, so that bytes before
+# a record that runs straight into it are not read as part of its URL.
+_ARC_HEADER_LINE = re.compile(
+    rb"(?:https?|ftp|dns|filedesc|gopher|news|mailto|rtsp|mms|whois|wais|telnet):\S{1,8192} \S{1,64} \d{8,17} \S{1,256}"
+    rb"(?: \S{1,8192}){0,6} \d{1,18}\r?\n",
+    re.IGNORECASE,
+)
+_ARC_URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:")
+_ARC_FILEDESC = b"filedesc://"
+_ARC_V1_FIELDS, _ARC_V2_FIELDS = 5, 10
+# A block kept in memory is cut here (flagged `WARC-Truncated: length`, as crawlers flag the pages they cut); the
+# rest is skipped unread. A page is smaller by far; what is larger (a video, a disk image) is no page anyway.
+_ARC_MAX_BLOCK = 32 << 20
+_ARC_LINE_MAX = 1 << 16
+_ARC_CHUNK = 1 << 16
+
+
+def _is_arc(head: bytes) -> bool:
+    """Whether the file's first bytes (inflated) are an ARC file's: its version block, or a record header line."""
+    return head.startswith(_ARC_FILEDESC) or _ARC_HEADER_LINE.match(head) is not None
+
+
+@dataclass
+class _ArcHeader:
+    url: bytes
+    date: bytes
+    content_type: bytes
+    length: int
+
+
+def _arc_header(line: bytes, fields: int) -> _ArcHeader | None:
+    """The fields of an ARC record's header line, or None when it is not one. The number of fields says v1 or v2;
+    a URL with spaces in it (some crawlers wrote them unescaped) gives more, which are put back into the URL."""
+    if not line.endswith(b"\n"):
+        return None
+    parts = line.split()
+    if len(parts) not in (_ARC_V1_FIELDS, _ARC_V2_FIELDS):
+        if len(parts) < fields:
+            return None
+        url_parts = len(parts) - fields + 1
+        parts = [b"%20".join(parts[:url_parts]), *parts[url_parts:]]
+    url, date, content_type, length = parts[0], parts[2], parts[3], parts[-1]
+    if not (length.isdigit() and date.isdigit() and _ARC_URL.match(url)):
+        return None
+    return _ArcHeader(url, date, content_type, int(length))
+
+
+def _arc_fields(version_block: bytes, fields: int) -> int:
+    """The number of header fields the version block lists (its second line), else `fields` unchanged."""
+    lines = version_block.split(b"\n", 2)
+    listed = len(lines[1].split()) if len(lines) > 1 else 0
+    return listed if listed >= _ARC_V1_FIELDS else fields
+
+
+def _arc_date(raw: bytes) -> bytes | None:
+    """An ARC date (YYYYMMDDhhmmss, UTC; older files have fewer digits, some more) as a WARC-Date; None when it is
+    no date."""
+    if len(raw) in (8, 10, 12):
+        raw = raw.ljust(14, b"0")
+    try:
+        when = datetime.strptime(raw[:14].decode("ascii"), "%Y%m%d%H%M%S")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ").encode("ascii")
+
+
+def _arc_as_warc(header: _ArcHeader, block: bytes) -> WarcRecord:
+    """The WARC record an ARC record stands for, read by FastWARC from memory: `warcinfo` for the version block,
+    `response` for an HTTP response, `resource` for anything else, with its ARC Content-type. Its Content-Length is
+    the Archive-length (or what is kept of an oversized block), so that a block cut short reads as one."""
+    length, lines = header.length, [b"WARC/1.0"]
+    if header.url.lower().startswith(_ARC_FILEDESC):
+        lines += [b"WARC-Type: warcinfo", b"WARC-Filename: " + header.url[len(_ARC_FILEDESC):],
+                  b"Content-Type: text/plain"]
+    else:
+        response = block.startswith(b"HTTP/")
+        content_type = header.content_type
+        if content_type.lower() in (b"no-type", b"-"):
+            content_type = b"application/octet-stream"
+        lines += [b"WARC-Type: " + (b"response" if response else b"resource"), b"WARC-Target-URI: " + header.url,
+                  b"Content-Type: " + (b"application/http; msgtype=response" if response else content_type)]
+        date = _arc_date(header.date)
+        if date is not None:
+            lines.append(b"WARC-Date: " + date)
+    if length > _ARC_MAX_BLOCK:
+        lines.append(b"WARC-Truncated: length")
+        length = _ARC_MAX_BLOCK
+    lines.append(b"Content-Length: %d" % length)
+    data = b"\r\n".join(lines) + b"\r\n\r\n" + block
+    return next(iter(ArchiveIterator(io.BytesIO(data), parse_http=False)))
+
+
+class _ArcStream:
+    """The bytes of an ARC file from `start` on, read ahead in chunks: the file's own when it is plain, else what the
+    gzip member at `start` inflates to, up to its end. `consumed` counts the bytes handed out."""
+
+    def __init__(self, fh: BinaryIO, start: int, gzipped: bool) -> None:
+        self.fh, self.start, self.next_in = fh, start, start
+        self.inflater = zlib.decompressobj(31) if gzipped else None
+        self.buf, self.consumed = bytearray(), 0
+        self.member_end: int | None = None  # gzip: the offset right after the member, once inflated to its end
+        self.error = ""  # gzip: why the member could not be inflated further
+        self.file_ended = False  # the file ended (inside the member, when gzipped)
+
+    def _fill(self) -> bool:
+        """More bytes in `buf`; False when there are no more."""
+        if self.member_end is not None or self.error or self.file_ended:
+            return False
+        if self.inflater is not None and self.inflater.unconsumed_tail:
+            data = self.inflater.unconsumed_tail
+        else:
+            self.fh.seek(self.next_in)
+            data = self.fh.read(_ARC_CHUNK)
+            self.next_in += len(data)
+            if not data:
+                self.file_ended = True
+                return False
+            if self.inflater is None:
+                self.buf += data
+                return True
+        try:
+            self.buf += self.inflater.decompress(data, _ARC_CHUNK)
+        except zlib.error as e:
+            self.error = str(e)
+            return False
+        if self.inflater.eof:
+            self.member_end = self.next_in - len(self.inflater.unused_data)
+        return True
+
+    def _take(self, n: int) -> bytes:
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        self.consumed += len(out)
+        return out
+
+    def peek(self, n: int) -> bytes:
+        while len(self.buf) < n and self._fill():
+            pass
+        return bytes(self.buf[:n])
+
+    def read(self, n: int) -> bytes:
+        """Up to `n` bytes: fewer only where the stream ends."""
+        parts = []
+        while n > 0 and (self.buf or self._fill()):
+            parts.append(self._take(n))
+            n -= len(parts[-1])
+        return b"".join(parts)
+
+    def skip(self, n: int) -> None:
+        while n > 0 and (self.buf or self._fill()):
+            n -= len(self._take(min(n, len(self.buf))))
+
+    def peekline(self, limit: int) -> bytes:
+        """The next line with its newline, left unread; without it where the stream ends first, or at `limit`."""
+        searched = 0
+        while True:
+            i = self.buf.find(b"\n", searched, limit)
+            if i >= 0:
+                return bytes(self.buf[: i + 1])
+            searched = len(self.buf)
+            if searched >= limit or not self._fill():
+                return bytes(self.buf[:limit])
+
+    def readline(self, limit: int) -> bytes:
+        return self._take(len(self.peekline(limit)))
+
+    def skip_newlines(self) -> None:
+        """The newline that ends a record, and any blank lines some writers add."""
+        while (head := self.peek(1)) and head in b"\r\n":
+            self._take(1)
+
+    def drain(self) -> None:
+        """Inflate the member to its end (or to the first error), so that where it ends is known."""
+        self.buf.clear()
+        while self._fill():
+            self.buf.clear()
+
+
+@dataclass
+class _ArcBreak:
+    """Where a stream stopped making sense as ARC records, and why."""
+
+    at: int  # the offset in the file (plain) or in the member's inflated bytes (gzip)
+    why: str
+
+
+def _iter_arc_records(fh: BinaryIO, path: Path, skips: SkipCounter, gzipped: bool) -> Iterator[_Located]:
+    """Every record of an ARC file, plain or gzipped (a member per record, or the whole file), as the WARC record it
+    stands for. A stretch that breaks the ARC framing (a garbled header line, a member that is not gzip or will not
+    inflate, an Archive-length too short, garbage between records) is counted as one `arc_read_error` with its
+    offset, and reading goes on at the next record found: the next gzip member that inflates to an ARC header line,
+    or (plain files) the next header line after the header line of the last record read, since an Archive-length
+    too long swallows the start of the record after it (not inside that header line: an archived URL may hold
+    another, as the Wayback Machine's do)."""
+    state = {"fields": _ARC_V1_FIELDS, "count": 0}
+    size = fh.seek(0, io.SEEK_END)
+    pos: int | None = 0
+    while pos is not None and pos < size:
+        if gzipped:
+            fh.seek(pos)
+            if fh.read(3) != _GZIP_MAGIC:
+                resume = _next_arc_start(fh, pos + 1, gzipped)
+                _arc_broken(skips, f"{path}:{pos}", "not a gzip member", resume)
+                pos = resume
+                continue
+        stream = _ArcStream(fh, pos, gzipped)
+        header_end = [pos]  # plain: where the header line of the last record read ends
+        broken = yield from _arc_records(stream, path, skips, gzipped, state, header_end)
+        if not gzipped:
+            if broken is None:
+                break
+            resume = _next_arc_start(fh, max(header_end[0], pos + 1), gzipped)
+            _arc_broken(skips, f"{path}:{broken.at}", broken.why, resume)
+            pos = resume
+            continue
+        if broken is not None or stream.error:
+            stream.drain()
+        if stream.error:  # a corrupt member: what follows it is found by its gzip header
+            resume = _next_arc_start(fh, pos + 1, gzipped)
+            why = f"{broken.why}; " if broken is not None else ""
+            _arc_broken(skips, f"{path}:{pos}", f"{why}the gzip member does not inflate ({stream.error})", resume)
+            pos = resume
+        elif broken is not None:
+            where = f"{path}:{pos}" if broken.at == 0 else f"{path}:{pos}+{broken.at}"
+            resume = stream.member_end
+            _arc_broken(skips, where, f"{broken.why} (inside the gzip member)", resume)
+            pos = resume
+        else:
+            pos = stream.member_end  # None: the file ended inside the member, which its reader has counted
+    if state["count"] == 0:
+        raise InputFileError(f"{path}: no ARC record found")
+
+
+def _arc_broken(skips: SkipCounter, where: str, why: str, resume: int | None) -> None:
+    resumed = f"reading resumes at offset {resume}" if resume is not None else "nothing readable after it"
+    skips.skip("arc_read_error", where, f"{why}; {resumed}")
+
+
+def _arc_records(
+    stream: _ArcStream, path: Path, skips: SkipCounter, gzipped: bool, state: dict, header_end: list[int]
+) -> Generator[_Located, None, _ArcBreak | None]:
+    """The records of one stream (a plain file from some offset on, or one gzip member), until it ends or stops
+    making sense as ARC: then its generator returns an `_ArcBreak`. A record cut short by the end of the file is
+    yielded as it is (its reader keeps what it can, flagged); one whose header line is cut is counted here."""
+    while True:
+        stream.skip_newlines()
+        if not stream.peek(1):
+            return None
+        at = stream.consumed
+        offset = stream.start + at if not gzipped else stream.start
+        where = f"{path}:{offset}" if not gzipped or at == 0 else f"{path}:{offset}+{at}"
+        line = stream.readline(_ARC_LINE_MAX)
+        header = _arc_header(line, state["fields"])
+        if header is None:
+            if stream.file_ended and not line.endswith(b"\n") and len(line) < _ARC_LINE_MAX:
+                reason = "truncated_gzip" if gzipped else "truncated_record"
+                state["count"] += 1
+                skips.skip(reason, where, "the file ends inside this record's ARC header line")
+                return None
+            return _ArcBreak(stream.start + at if not gzipped else at, f"no ARC record header here: {line[:80]!r}")
+        header_end[0] = stream.start + stream.consumed
+        kept = min(header.length, _ARC_MAX_BLOCK)
+        block = stream.read(kept)
+        if len(block) == kept:
+            stream.skip(header.length - kept)
+        short = len(block) < kept
+        if short and stream.error:  # what a corrupt member inflated to is not trusted: counted with the member
+            return None
+        broken = None
+        if short and not gzipped:  # the end of the file, or an Archive-length that swallowed the records after it
+            block, header.length, note = _arc_cut_at_next_record(stream.fh, header_end[0], block, header.length)
+            if note:
+                short, broken = False, _ArcBreak(offset, f"the record at {where} is cut where the next one starts{note}")
+        elif not short and not _arc_record_follows(stream, state["fields"]):
+            after = stream.start + stream.consumed if not gzipped else stream.consumed
+            broken = _ArcBreak(after, f"no ARC record header after the record at {where}: {stream.peekline(80)!r}")
+            if not gzipped:
+                block, header.length, note = _arc_cut_at_next_record(stream.fh, header_end[0], block, header.length)
+                broken.why += note
+        if header.url.lower().startswith(_ARC_FILEDESC):
+            state["fields"] = _arc_fields(block, state["fields"])
+        state["count"] += 1
+        yield _Located(_arc_as_warc(header, block), offset, where, cut_short=short and gzipped and stream.file_ended)
+        if short or broken is not None:
+            return broken  # the stream ended inside the record, or what follows it is no record
+
+
+def _arc_record_follows(stream: _ArcStream, fields: int) -> bool:
+    """Whether what follows a record (after its newline) is the end, or a record header line; a line that the end
+    of the file cuts is left for the next read to count."""
+    stream.skip_newlines()
+    line = stream.peekline(_ARC_LINE_MAX)
+    if not line or (stream.file_ended and not line.endswith(b"\n")):
+        return True
+    return _arc_header(line, fields) is not None
+
+
+def _arc_cut_at_next_record(fh: BinaryIO, block_start: int, block: bytes, length: int) -> tuple[bytes, int, str]:
+    """A plain file's block whose Archive-length runs into the next record (a header line starts inside it): the
+    block up to that record, its length, and a note saying so; else the block as it is. The next record is read
+    from there, since reading resumes at the first header line after the start of the block."""
+    resume = _next_arc_start(fh, block_start, gzipped=False)
+    if resume is None or resume >= block_start + len(block):
+        return block, length, ""
+    cut = resume - block_start
+    cut -= 1 if block[:cut].endswith(b"\n") else 0  # the newline that ends a record
+    return block[:cut], cut, f"; its Archive-length ({length}) runs {length - cut} bytes into the next record"
+
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+
+
+def _next_arc_start(fh: BinaryIO, pos: int, gzipped: bool) -> int | None:
+    """The offset of the first ARC record start at or after `pos`, or None: a gzip member that inflates to an ARC
+    header line in a gzip file, else a header line (even in the middle of a line: a record cut short runs straight
+    into the next one)."""
+    while True:
+        fh.seek(pos)
+        chunk = fh.read(_SCAN_CHUNK)
+        if not chunk:
+            return None
+        for m in (_GZIP_MEMBER if gzipped else _ARC_HEADER_LINE).finditer(chunk):
+            if not gzipped or _gzip_holds_arc(fh, pos + m.start()):
+                return pos + m.start()
+        if len(chunk) < _SCAN_CHUNK:
+            return None
+        pos += len(chunk) - (16 if gzipped else _ARC_LINE_MAX)  # a start cut by the chunk's end is found next
+
+
+def _gzip_holds_arc(fh: BinaryIO, offset: int) -> bool:
+    fh.seek(offset)
+    try:
+        return _is_arc(zlib.decompressobj(31).decompress(fh.read(1 << 14), _HEAD_BYTES))
     except zlib.error:
         return False
 

@@ -25,7 +25,7 @@ import threading
 import zipfile
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from operator import attrgetter, itemgetter, lt
 from pathlib import Path
@@ -48,6 +48,7 @@ from tasks.whatsapp.headers import (
     scan_headers,
     swapped,
 )
+from tasks.whatsapp.spelled_dates import write_dates_in_digits
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def parse_whatsapp_export(
     path: str | os.PathLike,
     *,
     date_order: str | None = None,
+    export_year: int | None = None,
     skips: SkipCounter | None = None,
 ) -> WhatsAppChat:
     """Parse a WhatsApp chat export (`.txt`, or `.zip` with `_chat.txt`/`*.txt` inside) into messages.
@@ -153,7 +155,10 @@ def parse_whatsapp_export(
 
     `date_order` ("dmy", "mdy", "ymd"; or "day_first"/"month_first") is used only when the file's own dates
     cannot tell day from month (no field above 12); otherwise the file decides and the argument is ignored
-    with a warning. Lines before the first message, and undecodable bytes, are counted in `skips`. The encoding
+    with a warning. Old exports that spell the month ("Mar 5, 8:11 PM - ") may write no year: it is inferred
+    (`stats["spelled_dates"]`; see `spelled_dates.write_dates_in_digits`), counting back from `export_year`
+    (the year of the last message) when the file writes no year at all, else from the current year. Lines
+    before the first message, and undecodable bytes, are counted in `skips`. The encoding
     (`stats["encoding"]`) is detected: UTF-8, with or without BOM, UTF-16 LE or BE, with or without BOM, else
     cp1252. Raises InputFileError, naming the file, when it cannot be read as an export at all (not a regular
     file, more than MAX_CHAT_BYTES of text, a zip bomb…): NotAnExportError, with the file's first lines, when no
@@ -164,7 +169,7 @@ def parse_whatsapp_export(
     skips = skips if skips is not None else SkipCounter()
     _check_regular_file(path)
     if _is_zip(path):
-        return _parse_zip(path, requested, skips)
+        return _parse_zip(path, requested, skips, export_year)
     data = _read_text_file(path)
     chat_id = hashlib.sha256(data).hexdigest()[:32]
     return _parse_bytes(
@@ -176,6 +181,7 @@ def parse_whatsapp_export(
         skips=skips,
         member=None,
         media_files=[],
+        export_year=export_year,
     )
 
 
@@ -213,7 +219,7 @@ def _head_has_headers(head: bytes, truncated: bool) -> bool:
         text = head.decode("utf-16", errors="ignore")
     else:
         text = head.decode("utf-8", errors="ignore")
-    lines = _split_lines(put_date_first(normalize_text(text)))
+    lines = _split_lines(write_dates_in_digits(put_date_first(normalize_text(text)))[0])
     if truncated:
         lines = lines[:-1]  # cut in the middle
     lines = [line for line in lines if line.strip()][:50]
@@ -306,7 +312,9 @@ def _junk_member(name: str) -> bool:
     return name.startswith("__MACOSX/") or base.startswith("._") or base in (".DS_Store", "Thumbs.db")
 
 
-def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAppChat:
+def _parse_zip(
+    path: Path, requested: str | None, skips: SkipCounter, export_year: int | None
+) -> WhatsAppChat:
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -374,6 +382,7 @@ def _parse_zip(path: Path, requested: str | None, skips: SkipCounter) -> WhatsAp
                     skips=skips,
                     member=info.filename,
                     media_files=media,
+                    export_year=export_year,
                 )
             except InputFileError as e:
                 problems.append(str(e))
@@ -503,6 +512,7 @@ def _parse_bytes(
     skips: SkipCounter,
     member: str | None,
     media_files: list[str],
+    export_year: int | None,
 ) -> WhatsAppChat:
     """`data` is emptied once decoded: from there on the parse holds the text only once."""
     size = len(data)
@@ -515,6 +525,7 @@ def _parse_bytes(
         text = text.replace("\r\n", "\n")
         text = text.replace("\r", "\n")
     text = put_date_first(text)
+    text, spelled = write_dates_in_digits(text, export_year)
     if not text or text.isspace():
         raise InputFileError(f"{where}: empty file, not a WhatsApp chat export")
     first = _first_header(text, where, skips)
@@ -524,6 +535,8 @@ def _parse_bytes(
     if not messages:
         raise InputFileError(f"{where}: no line with a valid date, not a WhatsApp chat export")
     stats = _chat_stats(messages, order_stats)
+    if spelled is not None and spelled.kind == "month names":  # a month name leaves no order to decide
+        stats.update(date_order_ambiguous=False, date_order_source="month names")
     stats.update(
         lines=_count_lines(text),
         bytes=size,
@@ -532,6 +545,7 @@ def _parse_bytes(
         archive_member=member,
         media_files=media_files,
         export_cap=_export_cap(messages, media_files, where),
+        spelled_dates=asdict(spelled) if spelled else None,
     )
     return WhatsAppChat(
         chat_id=chat_id, source_file=path.name, messages=messages, stats=stats, path=str(path)

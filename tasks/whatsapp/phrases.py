@@ -559,6 +559,7 @@ SYSTEM_EVENTS: tuple[str, ...] = (
     r"{who} left",
     r"{who} removed {names}",
     r"{who} joined using this group's invite link",
+    r"{who} joined",  # old Android (2013), written after the exporter's name: "Kim: Sam joined"
     r"{who} changed (?:the subject|the group name) (?:from {quoted} )?to {quoted}",
     r"{who} (?:changed|deleted) (?:this group's icon|the group description)",
     r"{who} changed (?:their|your) phone number to a new number\..*",
@@ -694,6 +695,19 @@ DATE_TIME_WORDS: tuple[str, ...] = ("à", "klo")
 # Era or "year" abbreviations written right after the year: "3/18/2565 BE" (iOS set to the Buddhist calendar),
 # "14.07.25 г." (Bulgarian, Macedonian).
 YEAR_SUFFIXES: tuple[str, ...] = ("BE", "г.")
+
+# Month names of old Android exports (2012–2014), whose headers spell the month: "19:23, 28 Aug 2013 - ",
+# "18 Mar 12:14 - ", "Mar 5, 8:11 PM - " (`tasks.whatsapp.spelled_dates`). Only English ones were seen in real
+# exports; a locale's names added here are read the same way.
+MONTH_NAMES: dict[int, tuple[str, ...]] = {
+    1: ("Jan", "January"), 2: ("Feb", "February"), 3: ("Mar", "March"), 4: ("Apr", "April"), 5: ("May",),
+    6: ("Jun", "June"), 7: ("Jul", "July"), 8: ("Aug", "August"), 9: ("Sep", "Sept", "September"),
+    10: ("Oct", "October"), 11: ("Nov", "November"), 12: ("Dec", "December"),
+}
+
+# Eras of the Japanese calendar iOS writes for the year ("[3/27/R4, 21:41:35] "): the Gregorian year before
+# each era's year 1 (Reiwa 1 is 2019, Heisei 1 is 1989).
+JAPANESE_ERAS: dict[str, int] = {"R": 2018, "H": 1988}
 
 # 12-hour clock markers written after the time ("9:30 PM", "9:30 p. m.", Arabic "٩:٣٠ م"). Latin forms
 # (AM, a.m., a. m., with any case and spacing) are handled by a generic pattern; list the others here: the

@@ -1,21 +1,32 @@
-"""The `ingest` stage: raw files (WhatsApp exports, Common Crawl WET/WARC, JSONL(.gz), plain text) → documents.
+"""The `ingest` stage: raw files (WhatsApp exports, Common Crawl WET/WARC, JSONL, plain text) → documents.
 
 One shard task per input file: it streams the file's records into one Parquet part (and, for WhatsApp, a
 part of the `messages/` side dataset). Broken records are skipped and counted with their location; a file that
 cannot be read at all fails the stage naming it (`check_readable`), or with `on_unreadable: skip` is counted and
 listed in the manifest's `unreadable_files`. When several chat inputs hold copies of one conversation (a `.txt`
 export and the phone's database), the documents keep one merged copy (`merge_chat_copies`), counted.
+
+JSON lines may be gzip, bzip2, xz or zstd compressed, told by the file's first bytes (not its name); the page's
+URL and time are taken from the record or from the `metadata`, `meta` or `warc_headers` that Dolma, datatrove,
+RedPajama and OSCAR write. A line that is not UTF-8 or not a JSON object is counted and the next one read; a JSON
+array or a pretty-printed JSON file is refused, saying so. A plain text file is UTF-8, or UTF-16/32 with a
+byte-order mark; one with NUL bytes (binary data given by mistake) is refused naming where. A file that gives no
+record at all is counted (`no_records`), as an empty WET file is.
 """
 
 from __future__ import annotations
 
+import bz2
+import codecs
 import glob
 import gzip
 import io
 import itertools
 import json
 import logging
+import lzma
 import os
+import re
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,12 +41,16 @@ from tasks.records import Document, InputFileError, SkipCounter, stable_id
 from tasks.shard_drivers import ShardCounts, Summary
 
 STAGE = "ingest"
-STAGE_VERSION = "3"  # 2: messages carry reply_to, chat sources telegram and whatsapp-db; 3: chat copies merged
+# 2: messages carry reply_to, chat sources telegram and whatsapp-db; 3: chat copies merged; 4: JSONL url and time
+# also from metadata/meta/warc_headers, lone surrogates as U+FFFD, NaN as null, a BOM no longer costs line 1
+STAGE_VERSION = "4"
 log = logging.getLogger(__name__)
 
-_JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".ndjson.gz")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+_JSONL_SUFFIXES = tuple(f"{name}{c}" for name in (".jsonl", ".ndjson") for c in ("", *_COMPRESSED)) + tuple(
+    f".json{c}" for c in _COMPRESSED)
 _WET_SUFFIXES = (".wet", ".wet.gz")
-_WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")  # ARC: refused by the reader, saying how to convert
+_WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")  # ARC: read by the WARC reader (tasks/commoncrawl.py)
 _DEFAULT_SOURCE = {"whatsapp": "whatsapp", "whatsapp-db": "whatsapp", "telegram": "telegram", "wet": "commoncrawl",
                    "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
 CHAT_KINDS = ("whatsapp", "whatsapp-db", "telegram")  # kinds that also write a messages part
@@ -156,17 +171,43 @@ def _read_as(kind: str, source: str) -> str:
 # ---------------------------------------------------------------------------------------------- readers
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    raw = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="")
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zst"))
+_DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+_UTF16_32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# NaN and ±Infinity (Python's json.dumps writes them) are not JSON: kept in `meta` they would make it unreadable
+# to strict parsers, so they are read as null.
+_JSON = json.JSONDecoder(parse_constant=lambda _: None)
+_URL_KEYS = ("warc_url", "url", "warc-target-uri")  # in a record's metadata, meta or warc_headers, first wins
+_TIME_KEYS = ("timestamp", "date", "warc-date")
+
+
+def _open_binary(path: Path) -> tuple[io.BufferedIOBase, str | None]:
+    """The file's bytes, decompressed as its first bytes say (a `.gz` that holds plain text is read as it is),
+    and the compression's name (None when plain)."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    codec = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    # Left with their own small buffers: a larger one in front would lose the whole lines it held when a cut-short
+    # stream raises.
+    if codec is None:
+        return open(path, "rb"), None
+    if codec == "zst":  # pyarrow (a dependency already) reads zstd streams; the stdlib cannot before Python 3.14
+        import pyarrow as pa
+
+        return io.BufferedReader(pa.input_stream(str(path), compression="zstd")), codec
+    return {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[codec](path, "rb"), codec
 
 
 def _parse_timestamp(value: object) -> datetime | None:
     if value is None or value == "":
         return None
-    if isinstance(value, (int, float)):
-        seconds = value / 1000 if value > 1e11 else value  # milliseconds since the epoch are common
-        return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) in (10, 13):
+        value = int(value)  # epoch seconds or milliseconds written as a string ("20240101" is a date)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # seconds since the epoch; milliseconds, microseconds and nanoseconds are common too
+        scale = 1e9 if abs(value) > 1e17 else 1e6 if abs(value) > 1e14 else 1e3 if abs(value) > 1e11 else 1
+        return datetime.fromtimestamp(value / scale, tz=timezone.utc)
     if isinstance(value, str):
         text = value.strip().replace("Z", "+00:00")
         dt = datetime.fromisoformat(text)
@@ -174,78 +215,149 @@ def _parse_timestamp(value: object) -> datetime | None:
     raise ValueError(f"unsupported timestamp {value!r}")
 
 
-def _record_url(record: dict) -> object:
-    """The page's URL: `url`, else from `metadata` (Dolma writes `url` without its scheme there, and the full
-    address as `warc_url`): the first candidate with a scheme, else the first one given."""
-    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-    candidates = [c for c in (record.get("url"), metadata.get("warc_url"), metadata.get("url")) if c]
-    return next((c for c in candidates if "://" in str(c)), candidates[0] if candidates else None)
+def _record_url_and_time(record: dict) -> tuple[object, object]:
+    """The page's URL and time: `url` and `timestamp` (or Dolma's `created`), else from `metadata` (Dolma writes
+    `url` without its scheme there and the full address as `warc_url`; datatrove writes `date`), RedPajama's
+    `meta` or OSCAR's `warc_headers`. The URL is the first candidate with a scheme, else the first one given."""
+    url, time = record.get("url"), record.get("timestamp", record.get("created"))
+    for nested in (record.get("metadata"), record.get("meta"), record.get("warc_headers")):
+        if type(nested) is not dict:
+            continue
+        if not (url and "://" in str(url)):
+            urls = [u for u in map(nested.get, _URL_KEYS) if u]
+            url = next((u for u in urls if "://" in str(u)), url or (urls[0] if urls else None))
+        if time is None:
+            time = next((t for t in map(nested.get, _TIME_KEYS) if t is not None), None)
+    return url, time
+
+
+def _not_json_lines(path: Path, line_no: int, line: str, record: object) -> InputFileError | None:
+    """The error for a file whose first line shows it is one JSON value, not JSON lines, else None."""
+    if line_no != 1:
+        return None
+    if "\r" in line.rstrip("\r\n"):
+        return InputFileError(f"{path}:1: lines end with a bare CR (classic Mac line ends), not LF; convert it with "
+                              "`tr '\\r' '\\n'`")
+    if line.strip() in ("[", "{"):
+        return InputFileError(f"{path}:1: pretty-printed JSON, not JSON lines (one object per line); convert it "
+                              "with `jq -c '.[]'` (an array) or `jq -c .` (objects)")
+    if isinstance(record, list) and record and isinstance(record[0], dict):
+        return InputFileError(f"{path}:1: a JSON array of {len(record)} objects, not JSON lines (one object per "
+                              "line); convert it with `jq -c '.[]'`")
+    return None
+
+
+def _missing_text(record: dict, field_name: str) -> str:
+    if field_name in record:
+        return f"'{field_name}' is {json.dumps(record[field_name], default=str)[:60]}, not a string"
+    fields = ", ".join(list(record)[:8])
+    return f"no field '{field_name}' (fields: {fields}); set ingest.jsonl_text_field to read another one"
 
 
 def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
     """One document per JSON line; `url`/`timestamp` kept when present, other fields go to `meta`."""
     path = Path(f.path)
     field_name = params.jsonl_text_field
+    skipped_before, documents = skips.total, 0
     try:
-        with _open_text(path) as fh:
+        fh, codec = _open_binary(path)
+        with fh:
             line_no = 0
             while True:
                 try:
-                    line = fh.readline()
-                except UnicodeDecodeError as e:
-                    skips.skip("not_utf8", f"{path}:{line_no + 1}", str(e))
+                    raw = fh.readline()
+                except _DECOMPRESSION_ERRORS as e:
+                    if codec is None:
+                        raise
+                    skips.skip(f"truncated_{codec}", f"{path}:{line_no + 1}", str(e))
                     break
-                except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-                    skips.skip("truncated_gzip", f"{path}:{line_no + 1}", str(e))
-                    break
-                if not line:
+                if not raw:
                     break
                 line_no += 1
-                if not line.strip():
+                if line_no == 1:
+                    if raw.startswith(_UTF16_32_BOMS):
+                        raise InputFileError(f"{path}: UTF-16 or UTF-32 text; JSON lines must be UTF-8 (convert it "
+                                             "with `iconv -f UTF-16 -t UTF-8`)")
+                    raw = raw.removeprefix(codecs.BOM_UTF8)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    skips.skip("not_utf8", f"{path}:{line_no}", f"byte {e.start}: {raw[e.start:e.start + 1]!r}")
                     continue
                 try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    skips.skip("bad_json", f"{path}:{line_no}", e.msg)
+                    record = _JSON.decode(line)
+                except (ValueError, RecursionError) as e:  # also too deep, or an integer of over 4,300 digits
+                    if not line.strip():
+                        continue
+                    if error := _not_json_lines(path, line_no, line, None):
+                        raise error from e
+                    skips.skip("bad_json", f"{path}:{line_no}", getattr(e, "msg", str(e)))
                     continue
-                if not isinstance(record, dict):
+                if type(record) is not dict:
+                    if error := _not_json_lines(path, line_no, line, record):
+                        raise error
                     skips.skip("not_an_object", f"{path}:{line_no}")
                     continue
                 text = record.get(field_name)
-                if not isinstance(text, str):
-                    skips.skip("no_text_field", f"{path}:{line_no}", f"no string field '{field_name}'")
+                if type(text) is not str:
+                    skips.skip("no_text_field", f"{path}:{line_no}", _missing_text(record, field_name))
                     continue
-                url = _record_url(record)
+                url, time = _record_url_and_time(record)
                 try:
-                    ts = _parse_timestamp(record.get("timestamp", record.get("created")))
+                    ts = _parse_timestamp(time)
                 except (ValueError, OverflowError, OSError):
-                    skips.skip("bad_timestamp_kept", f"{path}:{line_no}")
+                    skips.skip("bad_timestamp_kept", f"{path}:{line_no}", f"{time!r:.80}")
                     ts = None
                 rest = {k: v for k, v in record.items() if k not in (field_name, "url", "timestamp", "created")}
                 rest["_line"] = line_no
+                meta = json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)
+                url = str(url) if url is not None else None
+                if "\\ud" in line or "\\uD" in line:  # a lone surrogate cannot be written as UTF-8: U+FFFD
+                    text, meta = _SURROGATE.sub("\ufffd", text), _SURROGATE.sub("\ufffd", meta)
+                    url = _SURROGATE.sub("\ufffd", url) if url else url
+                documents += 1
                 yield Document(
                     id=stable_id(f.source, f.sha256, str(line_no)),
                     text=text,
                     source=f.source,
-                    url=str(url) if url is not None else None,
+                    url=url,
                     timestamp=ts,
-                    meta=json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str),
+                    meta=meta,
                 )
-    except (OSError, gzip.BadGzipFile) as e:
+    except OSError as e:
         raise InputFileError(f"{path}: cannot be read ({e})") from e
+    if not documents and skips.total == skipped_before:
+        skips.skip("no_records", str(path), "no JSON line in the file" if not line_no else "only blank lines")
+
+
+def _decode_text_file(path: Path, data: bytes) -> str:
+    """A text file's text: UTF-8 (a byte-order mark dropped), or UTF-16/32 as its byte-order mark says; a file
+    with a NUL byte is binary data given by mistake (or UTF-16 without a byte-order mark): refused naming where."""
+    if data.startswith(_UTF16_32_BOMS[:2]):
+        encoding = "utf-32"
+    elif data.startswith(_UTF16_32_BOMS[2:]):
+        encoding = "utf-16"
+    else:
+        encoding, data = "utf-8", data.removeprefix(codecs.BOM_UTF8)
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        if encoding != "utf-8":
+            raise InputFileError(f"{path}: not {encoding.upper()} text after its byte-order mark ({e.reason})") from e
+        line = data[: e.start].count(b"\n") + 1
+        raise InputFileError(f"{path}:{line}: not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from e
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        raise InputFileError(f"{path}:{line}: a NUL character (character {nul}): binary data, or UTF-16 text "
+                             "without a byte-order mark, not a text file")
+    return text
 
 
 def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
-    """A plain UTF-8 text file as one document, or one per paragraph / line (`text_split`)."""
+    """A plain text file as one document, or one per paragraph / line (`text_split`)."""
     path = Path(f.path)
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputFileError(f"{path}:{line}: not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from e
+    text = _decode_text_file(path, path.read_bytes())
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if params.text_split == "file":
         pieces = [text]
@@ -253,6 +365,8 @@ def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter) 
         pieces = [p for p in text.split("\n\n")]
     else:
         pieces = text.split("\n")
+    if not text.strip():
+        skips.skip("no_records", str(path), "an empty file" if not text else "only whitespace")
     for i, piece in enumerate(pieces):
         if not piece.strip():
             continue

@@ -1,0 +1,260 @@
+"""The JSONL and plain-text readers of ingest on inputs as other tools write them: compressed dumps of Dolma,
+datatrove, RedPajama, OSCAR and C4, and the damage real files carry (a cut-short download, a byte-order mark, a line
+that is not UTF-8, lone surrogates, a JSON array where JSON lines were expected, binary data given as text). Each
+case goes through `ingest_file`, which writes the Parquet part, and asserts the documents or the counted skip."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from storage.parquet import iter_rows
+from tasks.ingest import InputFile, detect_kind, ingest_file
+from tasks.params import IngestParams
+
+
+def _ingest(tmp_path: Path, path: Path, kind: str = "jsonl", **params):
+    f = InputFile(path=str(path), kind=kind, source=kind, sha256="0" * 64)
+    out = tmp_path / "out" / "part-00000.parquet"
+    result = ingest_file(f, str(out), None, IngestParams(**params))
+    return result, list(iter_rows(out))
+
+
+def _lines(*records: object) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def _zstd(data: bytes) -> bytes:
+    out = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(out, "zstd") as stream:
+        stream.write(data)
+    return out.getvalue().to_pybytes()
+
+
+# bzip2 at level 1 cuts its stream into 100 kB blocks, so a cut-short file still holds whole blocks
+COMPRESSORS = {"gz": lambda b: gzip.compress(b, mtime=0), "bz2": lambda b: bz2.compress(b, 1), "xz": lzma.compress,
+               "zst": _zstd}
+CODEC_NAMES = {"gz": "gzip", "bz2": "bz2", "xz": "xz", "zst": "zst"}
+
+
+# --- compression ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["jsonl.gz", "jsonl.bz2", "jsonl.xz", "jsonl.zst", "json.zst", "ndjson.xz"])
+def test_compressed_json_lines_are_found_and_read(tmp_path, suffix):
+    """The Pile and SlimPajama ship .jsonl.zst, OSCAR .jsonl.zst, Dolma and C4 .json.gz, others .bz2 or .xz."""
+    path = tmp_path / f"docs.{suffix}"
+    path.write_bytes(COMPRESSORS[suffix.rsplit(".", 1)[1]](_lines({"text": "first"}, {"text": "second"})))
+    assert detect_kind(path) == "jsonl"
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["first", "second"] and result.extra["skipped"] == {}
+
+
+def test_compression_is_told_by_the_bytes_not_the_name(tmp_path):
+    gzipped = tmp_path / "renamed.jsonl"  # gzip data without .gz (a download saved under another name)
+    gzipped.write_bytes(gzip.compress(_lines({"text": "gzip inside"})))
+    plain = tmp_path / "plain.jsonl.gz"  # already decompressed, the name kept
+    plain.write_bytes(_lines({"text": "plain inside"}))
+    assert [r["text"] for r in _ingest(tmp_path, gzipped)[1]] == ["gzip inside"]
+    assert [r["text"] for r in _ingest(tmp_path, plain)[1]] == ["plain inside"]
+
+
+@pytest.mark.parametrize("codec", ["gz", "bz2", "xz", "zst"])  # gz already worked
+def test_a_cut_short_compressed_file_keeps_the_records_before_and_counts_the_cut(tmp_path, codec):
+    records = [{"text": f"record {i} " + "words " * 50} for i in range(1000)]
+    data = COMPRESSORS[codec](_lines(*records))
+    path = tmp_path / f"cut.jsonl.{codec}"
+    path.write_bytes(data[: len(data) * 2 // 3])
+    result, rows = _ingest(tmp_path, path)
+    assert result.info["error"] is None
+    assert 0 < len(rows) < 1000 and [r["text"] for r in rows] == [r["text"] for r in records[: len(rows)]]
+    assert result.extra["skipped"] == {f"truncated_{CODEC_NAMES[codec]}": 1}
+    assert result.info["skip_examples"][f"truncated_{CODEC_NAMES[codec]}"].startswith(f"{path}:{len(rows) + 1}:")
+
+
+# --- lines ------------------------------------------------------------------------------------------------------
+
+
+def test_a_byte_order_mark_does_not_cost_the_first_record(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + _lines({"text": "first"}, {"text": "second"}))
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["first", "second"] and result.extra["skipped"] == {}
+
+
+def test_a_line_that_is_not_utf8_is_counted_and_the_lines_after_it_are_read(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(_lines({"text": "one"}) + b'{"text": "caf\xe9 latin-1"}\n' + _lines({"text": "three"}))
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["one", "three"]
+    assert result.extra["skipped"] == {"not_utf8": 1}
+    assert result.info["skip_examples"]["not_utf8"] == f"{path}:2: byte 13: b'\\xe9'"
+
+
+def test_line_ends_blank_lines_and_unicode_line_separators_already_worked(tmp_path):
+    path = tmp_path / "ends.jsonl"
+    path.write_bytes(b"\n  \n" + _lines({"text": "crlf"}).replace(b"\n", b"\r\n") + b"\r\n"
+                     + '{"text": "a\u2028b\u0085c"}\n'.encode() + b'{"text": "no final newline"}')
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["crlf", "a\u2028b\u0085c", "no final newline"]
+    assert [json.loads(r["meta"])["_line"] for r in rows] == [3, 5, 6] and result.extra["skipped"] == {}
+
+
+def test_lone_surrogates_become_replacement_characters_and_the_part_is_written(tmp_path):
+    path = tmp_path / "surrogates.jsonl"
+    path.write_bytes(b'{"text": "cut emoji \\ud83d here", "title": "\\udc00", "url": "https://e.org/\\uDFFF"}\n'
+                     b'{"text": "a pair \\ud83d\\ude00 stays"}\n')
+    result, rows = _ingest(tmp_path, path)
+    assert result.docs_out == 2
+    assert [r["text"] for r in rows] == ["cut emoji \ufffd here", "a pair \U0001f600 stays"]
+    assert json.loads(rows[0]["meta"])["title"] == "\ufffd" and rows[0]["url"] == "https://e.org/\ufffd"
+
+
+@pytest.mark.parametrize("line", [
+    '{"text": "deep", "metadata": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}",
+    '{"text": "a huge integer", "n": ' + "9" * 5000 + "}",
+], ids=["nested-5000-deep", "integer-of-5000-digits"])
+def test_json_python_cannot_parse_is_a_counted_bad_line(tmp_path, line):
+    path = tmp_path / "hard.jsonl"
+    path.write_bytes(line.encode() + b"\n" + _lines({"text": "after"}))
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["after"] and result.extra["skipped"] == {"bad_json": 1}
+
+
+def test_nan_and_infinity_are_null_so_meta_stays_json(tmp_path):
+    path = tmp_path / "nan.jsonl"
+    path.write_bytes(b'{"text": "scored", "score": NaN, "hi": Infinity, "lo": -Infinity}\n')
+    _, rows = _ingest(tmp_path, path)
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    assert json.loads(rows[0]["meta"], parse_constant=refuse) == {"_line": 1, "score": None, "hi": None, "lo": None}
+
+
+# --- files that are not JSON lines --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (json.dumps([{"text": "a"}, {"text": "b"}]), "a JSON array of 2 objects, not JSON lines"),
+    (json.dumps([{"text": "a"}, {"text": "b"}], indent=2), "pretty-printed JSON, not JSON lines"),
+    (json.dumps({"text": "a"}, indent=2), "pretty-printed JSON, not JSON lines"),
+    ('{"text": "a"}\r{"text": "b"}\r', "lines end with a bare CR"),
+], ids=["array", "pretty-array", "pretty-object", "cr-line-ends"])
+def test_a_file_that_is_not_json_lines_is_an_error_naming_it(tmp_path, content, says):
+    path = tmp_path / "export.jsonl"
+    path.write_text(content, newline="")
+    result, rows = _ingest(tmp_path, path)
+    assert rows == [] and result.info["error"].startswith(f"{path}:1: {says}")
+
+
+def test_utf16_json_lines_are_an_error_naming_the_file(tmp_path):
+    path = tmp_path / "powershell.jsonl"  # what Windows PowerShell 5's `>` writes
+    path.write_bytes(_lines({"text": "a"}).decode().encode("utf-16"))
+    result, rows = _ingest(tmp_path, path)
+    assert rows == [] and result.info["error"].startswith(f"{path}: UTF-16 or UTF-32 text")
+
+
+# --- records as other tools write them ---------------------------------------------------------------------------
+
+
+def test_url_and_time_are_read_where_common_corpora_keep_them(tmp_path):
+    path = tmp_path / "corpora.jsonl"
+    path.write_bytes(_lines(
+        {"text": "datatrove", "id": "d1", "metadata": {"url": "https://dt.example/", "date": "2024-02-01T10:00:00Z"}},
+        {"text": "redpajama", "meta": {"url": "https://rp.example/", "timestamp": "2019-04-25T12:57:54"}},
+        {"content": "oscar", "warc_headers": {"warc-target-uri": "https://os.example/",
+                                              "warc-date": "2022-11-26T10:00:00Z"}},
+        {"text": "c4", "url": "https://c4.example/", "timestamp": "2019-04-25T12:57:54Z"},
+    ))
+    result, rows = _ingest(tmp_path, path)
+    assert [(r["text"], r["url"]) for r in rows] == [
+        ("datatrove", "https://dt.example/"), ("redpajama", "https://rp.example/"), ("c4", "https://c4.example/")]
+    assert [r["timestamp"] for r in rows] == [datetime(2024, 2, 1, 10, tzinfo=timezone.utc),
+                                              datetime(2019, 4, 25, 12, 57, 54, tzinfo=timezone.utc),
+                                              datetime(2019, 4, 25, 12, 57, 54, tzinfo=timezone.utc)]
+    # OSCAR's text is `content`: the skip says which fields the record has and what to set
+    assert result.extra["skipped"] == {"no_text_field": 1}
+    example = result.info["skip_examples"]["no_text_field"]
+    assert example.startswith(f"{path}:3:") and "content" in example and "ingest.jsonl_text_field" in example
+    _, oscar = _ingest(tmp_path, path, jsonl_text_field="content")
+    assert [(r["text"], r["url"], r["timestamp"]) for r in oscar] == [
+        ("oscar", "https://os.example/", datetime(2022, 11, 26, 10, tzinfo=timezone.utc))]
+
+
+def test_timestamps_in_the_shapes_dumps_write_them(tmp_path):
+    at = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    shapes = {"iso-z": "2023-11-14T22:13:20Z", "space": "2023-11-14 22:13:20", "offset": "2023-11-15T00:13:20+02:00",
+              "seconds": 1700000000, "ms": 1700000000000, "us": 1700000000000000, "ns": 1700000000000000000,
+              "seconds-as-string": "1700000000", "ms-as-string": "1700000000000"}
+    path = tmp_path / "times.jsonl"
+    path.write_bytes(_lines(*({"text": name, "timestamp": value} for name, value in shapes.items()),
+                            {"text": "a date", "timestamp": "20231114"}, {"text": "a bool", "timestamp": True}))
+    result, rows = _ingest(tmp_path, path)
+    times = {r["text"]: r["timestamp"] for r in rows}
+    assert {name: times[name] for name in shapes} == dict.fromkeys(shapes, at)
+    assert times["a date"] == datetime(2023, 11, 14, tzinfo=timezone.utc)
+    assert times["a bool"] is None and result.extra["skipped"] == {"bad_timestamp_kept": 1}
+
+
+def test_a_text_field_that_is_not_a_string_says_what_it_is(tmp_path):
+    path = tmp_path / "types.jsonl"
+    path.write_bytes(_lines({"text": None}, {"text": ["a", "b"]}, {"text": "kept"}))
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["kept"] and result.extra["skipped"] == {"no_text_field": 2}
+    assert result.info["skip_examples"]["no_text_field"] == f"{path}:1: 'text' is null, not a string"
+
+
+# --- empty files --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "content", "kind"), [
+    ("empty.jsonl", b"", "jsonl"), ("blank.jsonl", b"\n \n", "jsonl"), ("empty.jsonl.gz", gzip.compress(b""), "jsonl"),
+    ("empty.txt", b"", "text"), ("blank.txt", b" \n\t\n", "text"),
+], ids=["empty-jsonl", "blank-lines-jsonl", "empty-jsonl-gz", "empty-txt", "blank-txt"])
+def test_a_file_that_gives_nothing_is_counted(tmp_path, name, content, kind):
+    path = tmp_path / name
+    path.write_bytes(content)
+    result, rows = _ingest(tmp_path, path, kind)
+    assert rows == [] and result.info["error"] is None
+    assert result.extra["skipped"] == {"no_records": 1} and result.docs_in == 1
+    assert result.info["skip_examples"]["no_records"].startswith(f"{path}: ")
+
+
+# --- plain text ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_utf16_and_utf32_text_with_a_byte_order_mark_is_read(tmp_path, encoding):
+    path = tmp_path / "notepad.txt"
+    text = "Caf\u00e9 \u201cquoted\u201d \U0001f600\r\nsecond line\r\n"
+    bom = "\ufeff" if encoding == "utf-16-be" else ""  # "utf-16" and "utf-32" write one themselves
+    path.write_bytes((bom + text).encode(encoding))
+    result, rows = _ingest(tmp_path, path, "text")
+    assert [r["text"] for r in rows] == ["Caf\u00e9 \u201cquoted\u201d \U0001f600\nsecond line\n"]
+
+
+@pytest.mark.parametrize(("content", "line"), [
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00", 1),  # a binary given as text
+    ("first line\nsecond line\n".encode("utf-16-le"), 1),  # UTF-16 without a byte-order mark
+    (b"prose\nmore prose\nthen \x00 a NUL\n", 3),
+], ids=["binary", "utf16-without-bom", "nul-in-prose"])
+def test_text_with_nul_bytes_is_an_error_naming_the_file_and_line(tmp_path, content, line):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    result, rows = _ingest(tmp_path, path, "text")
+    assert rows == [] and result.info["error"].startswith(f"{path}:{line}: a NUL character")
+
+
+def test_windows_1252_text_already_was_an_error_naming_the_line(tmp_path):
+    path = tmp_path / "legacy.txt"
+    path.write_bytes("plain first line\nCaf\u00e9 \u201cquoted\u201d\n".encode("cp1252"))
+    result, _ = _ingest(tmp_path, path, "text")
+    assert result.info["error"] == f"{path}:2: not UTF-8 text (byte 20: b'\\xe9')"

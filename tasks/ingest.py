@@ -330,53 +330,130 @@ def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter)
         skips.skip("no_records", str(path), "no JSON line in the file" if not line_no else "only blank lines")
 
 
-def _decode_text_file(path: Path, data: bytes) -> str:
-    """A text file's text: UTF-8 (a byte-order mark dropped), or UTF-16/32 as its byte-order mark says; a file
-    with a NUL byte is binary data given by mistake (or UTF-16 without a byte-order mark): refused naming where."""
-    if data.startswith(_UTF16_32_BOMS[:2]):
+_TEXT_CHUNK_BYTES = 1 << 21  # a plain text file is read, decoded and split this many bytes at a time
+
+
+def _iter_decoded_text(path: Path, fh: io.BufferedIOBase, chunk_bytes: int = _TEXT_CHUNK_BYTES) -> Iterator[str]:
+    """A text file's text in pieces as read: UTF-8 (a byte-order mark dropped), or UTF-16/32 as its byte-order mark
+    says. A file with a NUL byte is binary data given by mistake (or UTF-16 without a byte-order mark): refused
+    naming where once the whole file has decoded (a decoding error further on is the one told); nothing is yielded
+    from the NUL on. Errors name the same line, byte and character as decoding the whole file at once."""
+    head = b""
+    while len(head) < 4 and (more := fh.read(4 - len(head))):
+        head += more
+    if head.startswith(_UTF16_32_BOMS[:2]):
         encoding = "utf-32"
-    elif data.startswith(_UTF16_32_BOMS[2:]):
+    elif head.startswith(_UTF16_32_BOMS[2:]):
         encoding = "utf-16"
     else:
-        encoding, data = "utf-8", data.removeprefix(codecs.BOM_UTF8)
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        if encoding != "utf-8":
-            raise InputFileError(f"{path}: not {encoding.upper()} text after its byte-order mark ({e.reason})") from e
-        line = data[: e.start].count(b"\n") + 1
-        raise InputFileError(f"{path}:{line}: not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from e
-    nul = text.find("\x00")
-    if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        raise InputFileError(f"{path}:{line}: a NUL character (character {nul}): binary data, or UTF-16 text "
+        encoding, head = "utf-8", head.removeprefix(codecs.BOM_UTF8)
+    decoder = codecs.getincrementaldecoder(encoding)()
+    fed = raw_newlines = 0  # bytes given to the decoder (after a UTF-8 byte-order mark), and the b"\n" among them
+    chars = newlines = 0  # characters decoded before the NUL, and the "\n" among them
+    nul: tuple[int, int] | None = None  # (line, character) of the first NUL
+    data, final = head, False
+    while True:
+        pending = len(decoder.getstate()[0])  # bytes of a character cut at the end of the last read
+        try:
+            text = decoder.decode(data, final)
+        except UnicodeDecodeError as e:
+            if encoding != "utf-8":
+                raise InputFileError(f"{path}: not {encoding.upper()} text after its byte-order mark "
+                                     f"({e.reason})") from e
+            # e.object: the cut character's bytes (never a b"\n") then `data`
+            line = raw_newlines + e.object.count(b"\n", 0, e.start) + 1
+            raise InputFileError(f"{path}:{line}: not UTF-8 text "
+                                 f"(byte {fed - pending + e.start}: {e.object[e.start:e.start + 1]!r})") from e
+        fed += len(data)
+        raw_newlines += data.count(b"\n")
+        if nul is None:
+            at = text.find("\x00")
+            if at >= 0:
+                nul = (newlines + text.count("\n", 0, at) + 1, chars + at)
+            elif text:
+                chars += len(text)
+                newlines += text.count("\n")
+                yield text
+        if final:
+            break
+        data = fh.read(chunk_bytes)
+        final = not data
+    if nul is not None:
+        raise InputFileError(f"{path}:{nul[0]}: a NUL character (character {nul[1]}): binary data, or UTF-16 text "
                              "without a byte-order mark, not a text file")
-    return text
 
 
-def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
-    """A plain text file as one document, or one per paragraph / line (`text_split`)."""
+def _iter_lf_text(chunks: Iterator[str]) -> Iterator[str]:
+    """`chunks` with CRLF and a lone CR made LF, as if done on their whole text: a CR ending a chunk waits for
+    the next one, which may start with its LF."""
+    cr = ""
+    for text in chunks:
+        text = cr + text
+        cr = "\r" if text.endswith("\r") else ""
+        if cr:
+            text = text[:-1]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if text:
+            yield text
+    if cr:
+        yield "\n"
+
+
+def _iter_split_text(chunks: Iterator[str], sep: str) -> Iterator[tuple[str, bool]]:
+    """(piece, is_last) for the pieces of "".join(chunks).split(sep) (sep "\\n" or "\\n\\n"), in order, holding
+    one piece at a time: a "\\n\\n" may straddle two chunks."""
+    tail: list[str] = []  # the piece being read, in parts (none empty)
+    for text in chunks:
+        if sep == "\n\n" and tail and tail[-1].endswith("\n") and text.startswith("\n"):
+            tail[-1] = tail[-1][:-1]  # the piece's last "\n" is unmatched: with this one, a separator
+            yield "".join(tail), False
+            tail, text = [], text[1:]
+        parts = text.split(sep)
+        if len(parts) > 1:
+            tail.append(parts[0])
+            yield "".join(tail), False
+            for piece in itertools.islice(parts, 1, len(parts) - 1):
+                yield piece, False
+            tail = []
+        if parts[-1]:
+            tail.append(parts[-1])
+    yield "".join(tail), True
+
+
+def _blank(text: str) -> bool:
+    """`not text.strip()` without the stripped copy."""
+    return not text or text.isspace()
+
+
+def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter,
+                        _chunk_bytes: int = _TEXT_CHUNK_BYTES) -> Iterator[Document]:
+    """A plain text file as one document, or one per paragraph / line (`text_split`), read a few MiB at a time:
+    for paragraphs and lines the memory held is that of the longest piece, not of the file."""
     path = Path(f.path)
-    text = _decode_text_file(path, path.read_bytes())
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if params.text_split == "file":
-        pieces = [text]
-    elif params.text_split == "paragraph":
-        pieces = [p for p in text.split("\n\n")]
-    else:
-        pieces = text.split("\n")
-    if not text.strip():
-        skips.skip("no_records", str(path), "an empty file" if not text else "only whitespace")
-    for i, piece in enumerate(pieces):
-        if not piece.strip():
-            continue
-        yield Document(
-            id=stable_id(f.source, f.sha256, str(i)),
-            text=piece,
-            source=f.source,
-            url=f"file://{Path(f.path).name}#{i}" if len(pieces) > 1 else f"file://{Path(f.path).name}",
-            meta=json.dumps({"file": Path(f.path).name, "piece": i}),
-        )
+    name = path.name
+    with open(path, "rb") as fh:
+        chunks = _iter_lf_text(_iter_decoded_text(path, fh, _chunk_bytes))
+        if params.text_split == "file":
+            text = "".join(chunks)
+            pieces: Iterator[tuple[str, bool]] = iter(((text, True),))
+        else:
+            pieces = _iter_split_text(chunks, "\n\n" if params.text_split == "paragraph" else "\n")
+        empty, documents = True, 0
+        for i, (piece, last) in enumerate(pieces):
+            empty = empty and not piece and last  # one piece only, and empty: the text is empty
+            if _blank(piece):
+                continue
+            documents += 1
+            yield Document(
+                id=stable_id(f.source, f.sha256, str(i)),
+                text=piece,
+                source=f.source,
+                url=f"file://{name}" if i == 0 and last else f"file://{name}#{i}",
+                meta=json.dumps({"file": name, "piece": i}),
+            )
+    if not documents:  # every piece blank: the text is whitespace, or empty
+        skips.skip("no_records", str(path), "an empty file" if empty else "only whitespace")
 
 
 def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:

@@ -45,6 +45,9 @@ def parse(
         "--date-order",
         help="Order of day and month, used only when no date of the file tells (no day above 12).",
     ),
+    export_year: int | None = typer.Option(
+        None, "--export-year", help="Year of the last message, for old exports whose dates name no year."
+    ),
 ) -> None:
     """Print every message of an export as one JSON object per line: timestamp, author, text, kind."""
     from tasks.whatsapp import NotAnExportError, parse_whatsapp_export
@@ -52,7 +55,8 @@ def parse(
     warnings = _WarningsKept()
     try:
         with warnings:
-            chat = parse_whatsapp_export(path, date_order=date_order.value if date_order else None)
+            chat = parse_whatsapp_export(path, date_order=date_order.value if date_order else None,
+                                         export_year=export_year)
     except Exception as e:  # noqa: BLE001 - every failure is one line on stderr
         if _debug(ctx):
             raise
@@ -69,6 +73,10 @@ def parse(
             f"({chat.stats['date_order_source']}; --date-order chooses)",
             err=True,
         )
+    spelled = chat.stats.get("spelled_dates")
+    if spelled and spelled.get("year_from") == "current year":
+        typer.echo(f"warning: {path}: its dates give no year; the last message is taken to be of this year "
+                   "(--export-year chooses)", err=True)
     _print_messages(chat.messages)
 
 

@@ -462,7 +462,7 @@ def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
         from tasks.whatsapp import parse_whatsapp_export
 
         order = None if params.date_order == "auto" else params.date_order
-        return [parse_whatsapp_export(Path(f.path), date_order=order, skips=skips)]
+        return [parse_whatsapp_export(Path(f.path), date_order=order, skips=skips, export_year=params.export_year)]
     if f.kind == "whatsapp-db":
         from tasks.whatsapp.database import read_whatsapp_database
 

@@ -42,6 +42,9 @@ class IngestParams(StrictModel):
     pseudonymize: bool = Field(False, description="WhatsApp: replace authors by stable pseudonyms in documents.")
     pseudonym_salt: str = ""
     date_order: Literal["auto", "day_first", "month_first"] = "auto"
+    export_year: int | None = Field(
+        None, ge=1990, le=2200, description="WhatsApp .txt exports whose headers name months and give no year (old "
+        "Android, 2012-2014): the year of the last message; by default the current year, said in the chat's stats.")
     text_split: Literal["file", "paragraph", "line"] = Field(
         "file", description="Plain text: one document per file, per blank-line paragraph, or per line."
     )

@@ -178,3 +178,16 @@ def test_mounted_under_a_root_with_debug():
     assert ok.exit_code == 0 and len(ok.stdout.splitlines()) == 52
     debug = runner().invoke(root, ["--debug", "whatsapp", "parse", "absent.txt"])
     assert isinstance(debug.exception, InputFileError)
+
+
+def test_an_export_without_years_warns_and_takes_the_export_year(tmp_path):
+    path = tmp_path / "old.txt"
+    path.write_text("Dec 30, 8:11 PM - Ana: hola\nDec 31, 8:12 PM - Bo: hi there\nJan 2, 9:00 AM - Ana: ok\n")
+    guessed = parse(path)
+    assert guessed.exit_code == 0
+    assert "give no year" in guessed.stderr and "--export-year" in guessed.stderr
+    told = parse(path, "--export-year", "2013")
+    assert told.exit_code == 0 and told.stderr == ""
+    # the last message is of 2013; the year turns between the second and the third
+    assert [row["timestamp"] for row in rows(told)] == [
+        "2012-12-30T20:11:00", "2012-12-31T20:12:00", "2013-01-02T09:00:00"]

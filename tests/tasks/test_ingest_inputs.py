@@ -258,3 +258,14 @@ def test_windows_1252_text_already_was_an_error_naming_the_line(tmp_path):
     path.write_bytes("plain first line\nCaf\u00e9 \u201cquoted\u201d\n".encode("cp1252"))
     result, _ = _ingest(tmp_path, path, "text")
     assert result.info["error"] == f"{path}:2: not UTF-8 text (byte 20: b'\\xe9')"
+
+
+def test_whatsapp_export_year_dates_an_export_whose_headers_give_no_year(tmp_path):
+    path = tmp_path / "old.txt"
+    path.write_text("Mar 5, 8:11 PM - Ana: hola, que tal\nMar 5, 8:12 PM - Bo: hi there, all good\n")
+    messages = tmp_path / "out" / "messages-00000.parquet"
+    f = InputFile(path=str(path), kind="whatsapp", source="whatsapp", sha256="0" * 64)
+    result = ingest_file(f, str(tmp_path / "out" / "part-00000.parquet"), str(messages),
+                         IngestParams(export_year=2013))
+    assert result.docs_out == 1
+    assert {row["timestamp"].year for row in iter_rows(messages)} == {2013}

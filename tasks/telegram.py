@@ -29,15 +29,35 @@ they cannot be written as UTF-8.
 
 The file is parsed whole with the stdlib `json` (an account export can be hundreds of MB: it is held in memory
 once; a streaming parser is left for when that matters; 200k messages, 70 MB, read in about 3 s, 400 MB peak).
+
+An export that ends early (Desktop crashed or was stopped, the disk filled up, a partial download or copy) is
+salvaged rather than refused, when the whole-file parse (after the repair) fails only because the text runs out,
+not on a syntax error before the end (that stays the file's one-line error: nothing is guessed past it). The
+top object is then read member by member, and so are a chat's `messages`, an account's `chats` / `left_chats`,
+their `list` and each chat in it, with `json.JSONDecoder.raw_decode` on the same text (no copy): every complete
+message is kept, the one cut is not, a message is never kept in part; an account keeps its complete chats and
+the complete messages of the chat cut (an empty chat when the file ends right after its `"messages": [`, nothing
+of a chat cut before its messages). A file cut inside a UTF-8 character is read without it. What is lost is
+counted once: `telegram_truncated_export` in the skip counter, located by the byte offset (in the file, before
+any repair) where reading stopped (the first record not kept), and in the cut chat's `stats["skipped"]`, with
+`stats["truncated"] = True` and `stats["truncated_at_byte"]`; when the file ends outside any chat's messages
+(between two chats) the skip is the file's. One warning names the file. A file cut before its first complete
+message stays a one-line error ("it ends early (an unfinished export?) before its first complete message").
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import logging
 import os
 import re
-from collections.abc import Iterator
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from json.decoder import scanstring
 from pathlib import Path
 
 from tasks.chat_records import (
@@ -78,6 +98,15 @@ _RECORD_TYPES = ("message", "service", "unsupported")
 _HEX_ESCAPE = re.compile(r"\\(\\|x([0-9A-Fa-f]{2}))")  # an escaped backslash is consumed whole, never split
 _BARE_DOCUMENT_ID = re.compile(r'("document_id": )(?![\s"\d-])([^\r\n]*)')
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_WS = re.compile(r"[ \t\n\r]*")
+_WS_ONLY = re.compile(r"\s*")
+# what may be left after the position of an "Expecting …" error when the text ends there: the start of a value
+# (of true, false, null or a negative number), of a number's fraction or exponent, else only whitespace
+_CUT_TOKEN = {"Expecting value": re.compile(r"(-|t|tr|tru|f|fa|fal|fals|n|nu|nul)?\s*"),
+              "Expecting ',' delimiter": re.compile(r"([.eE][0-9eE+-]*)?\s*")}
+_DECODER = json.JSONDecoder(strict=False)
+_PIECE = 1 << 20
+log = logging.getLogger(__name__)
 
 
 def read_telegram_export(
@@ -89,14 +118,16 @@ def read_telegram_export(
     (no date, a text of the wrong type, an unknown or unsupported record type, nothing to show) are skipped and
     counted in `skips` and in the chat's `stats["skipped"]`; a chat without any readable message is still
     returned (empty); an entry of an account's chat list that is not a chat with a `messages` list is skipped
-    and counted (`telegram_malformed_chat`). Raises InputFileError, naming the file, when it is not a Telegram
-    export at all (not JSON even after repair, cut short, another program's JSON).
+    and counted (`telegram_malformed_chat`). An export that ends early keeps its complete messages and chats and
+    counts the cut (`telegram_truncated_export`, see the module's docstring). Raises InputFileError, naming the
+    file, when it is not a Telegram export at all (not JSON even after repair, cut short before its first
+    complete message, another program's JSON).
     """
     path = Path(path)
     skips = skips if skips is not None else SkipCounter()
     zone = resolve_tz(tz)
     digest = file_sha256(path)
-    data = _load(path)
+    data, cut = _load(path)
     chats = []
     for position, raw in enumerate(_raw_chats(data, path)):
         if not isinstance(raw, dict) or not isinstance(raw.get("messages"), list):
@@ -104,8 +135,18 @@ def read_telegram_export(
             found = raw.get("messages") if isinstance(raw, dict) else raw
             skips.skip("telegram_malformed_chat", f"{path}:chat {position}", f"{what} is a {type(found).__name__}")
             continue
-        chats.append(_read_chat(raw, position, path, digest, zone, skips))
+        cut_here = cut is not None and raw is cut.chat
+        chats.append(_read_chat(raw, position, path, digest, zone, skips, cut if cut_here else None))
+    if cut is not None:
+        log.warning("%s ends early (an unfinished export?): kept %d complete messages in %d chats, the rest from "
+                    "byte %d on is lost", path, cut.kept, len(chats), cut.offset)
+        if cut.chat is None:  # the file ends between chats or outside them: what is lost is no chat's
+            skips.skip("telegram_truncated_export", f"{path}@byte {cut.offset}", _lost(cut))
     return chats
+
+
+def _lost(cut: _Cut) -> str:
+    return f"the file ends early (an unfinished export?), {cut.kept} complete messages kept, the rest lost"
 
 
 def looks_like_telegram(path: str | os.PathLike, head_bytes: int = 4096) -> bool:
@@ -121,22 +162,51 @@ def looks_like_telegram(path: str | os.PathLike, head_bytes: int = 4096) -> bool
     )
 
 
-def _load(path: Path) -> object:
+@dataclass
+class _Cut:
+    """Where an export that ends early stopped being read: the byte `offset` of the first record not kept (after
+    the last complete message), the chat that was cut (the salvaged object, or None when the file ends outside any
+    chat's messages) and how many complete messages were kept in all."""
+
+    offset: int
+    chat: dict | None
+    kept: int
+
+
+def _load(path: Path) -> tuple[object, _Cut | None]:
+    """The file's JSON, and None; or, for an export that ends early, what came before the cut and where it is."""
     try:
         with open(path, "rb") as f:
-            text = f.read().decode("utf-8-sig")
-        if not text.strip():
+            data = f.read()
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        end = len(data)
+        try:
+            text = str(memoryview(data)[bom:], "utf-8")
+        except UnicodeDecodeError as e:
+            if e.reason != "unexpected end of data" or bom + e.end != end:
+                raise InputFileError(
+                    f"{path}: not UTF-8 text (byte {bom + e.start}), not a Telegram JSON export"
+                ) from None
+            end = bom + e.start  # the file ends inside a character: an export cut short, read without it
+            text = str(memoryview(data)[bom:end], "utf-8")
+        del data
+        if not text or text.isspace():
             raise InputFileError(f"{path}: empty file, not a Telegram JSON export")
-        return _parse_json(text)
+        data, salvaged = _parse_json(text)
+        if salvaged is None:
+            return data, None
+        return data, _cut_of(data, salvaged, text, end)
     except InputFileError:
         raise
-    except UnicodeDecodeError as e:
-        raise InputFileError(f"{path}: not UTF-8 text (byte {e.start}), not a Telegram JSON export") from None
     except json.JSONDecodeError as e:
-        # Desktop writes the file as it goes, and every result.json ends with its top object's "}"
-        ending = "; it ends early (an unfinished export?)" if not text.rstrip().endswith("}") else ""
+        # Desktop writes the file as it goes, and every result.json ends with its top object's "}" (after which
+        # anything is extra data, not an early end)
+        early = getattr(e, "ends_early", False) or not (_ends_with_brace(e.doc) or e.msg.startswith("Extra data"))
+        ending = "; it ends early (an unfinished export?)" if early else ""
+        before = " before its first complete message" if getattr(e, "ends_early", False) else ""
         raise InputFileError(
-            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}, not a Telegram JSON export"
+            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}{before}, "
+            "not a Telegram JSON export"
         ) from None
     except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
         raise InputFileError(
@@ -148,20 +218,225 @@ def _load(path: Path) -> object:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
 
-def _parse_json(text: str) -> object:
+def _ends_with_brace(text: str) -> bool:
+    end = len(text)
+    while end and text[end - 1].isspace():  # no rstrip(): it would copy the whole text
+        end -= 1
+    return text[end - 1:end] == "}"
+
+
+@dataclass
+class _Salvaged:
+    """What came before the cut of a text that ends early: `stop`, the position (in the text salvaged, repaired
+    when it needed a repair) of the first record not kept; `chat_path`, the path of the chat that was cut (None
+    outside any chat); `to_original`, a position of that text in the text before the repair."""
+
+    stop: int
+    chat_path: tuple | None
+    to_original: Callable[[int], int]
+
+
+def _parse_json(text: str) -> tuple[object, _Salvaged | None]:
     """The JSON in `text`; when it does not parse, again after repairing what Telegram Desktop writes wrongly
-    (see the module's docstring). The first error is the one raised when the repair does not help."""
+    (see the module's docstring); when that text ends early (an export cut short), what came before the cut
+    (`_salvage`), with where it stopped. The first error is the one raised when neither helps."""
     try:
-        return json.loads(text, strict=False)
+        return json.loads(text, strict=False), None
     except json.JSONDecodeError as first:
-        repaired = _HEX_ESCAPE.sub(lambda m: "\\\\" if m.group(2) is None else "\\u00" + m.group(2), text)
-        repaired = _BARE_DOCUMENT_ID.sub(lambda m: m.group(1) + json.dumps(m.group(2).strip()), repaired)
-        if repaired == text:
-            raise
-        try:
-            return json.loads(repaired, strict=False)
-        except json.JSONDecodeError:
+        source, error, to_original = text, first, _unchanged
+        repaired, to_original = _repair(text)
+        if repaired != text:
+            try:
+                return json.loads(repaired, strict=False), None
+            except json.JSONDecodeError as second:
+                source, error = repaired, second
+        if not _ends_early(source, error):
             raise first from None
+        try:
+            salvaged = _salvage(source)
+        except json.JSONDecodeError:  # not met: json found no error before the end
+            raise first from None
+        if salvaged is None or not _messages_kept(salvaged[0]):
+            first.ends_early = True  # a file cut before its first complete message: its one-line error says so
+            raise first from None
+        data, stop, chat_path = salvaged
+        return data, _Salvaged(stop, chat_path, to_original)
+
+
+def _messages_kept(data: dict) -> int:
+    """How many messages a salvaged export holds: its own, or its chats' (complete or cut)."""
+    if "messages" in data:
+        chats = [data]
+    else:
+        chats = [entry for section in ("chats", "left_chats") if isinstance(data.get(section), dict)
+                 and isinstance(data[section].get("list"), list) for entry in data[section]["list"]]
+    return sum(len(c["messages"]) for c in chats if isinstance(c, dict) and isinstance(c.get("messages"), list))
+
+
+def _unchanged(position: int) -> int:
+    return position
+
+
+def _repair(text: str) -> tuple[str, Callable[[int], int]]:
+    """`text` with Desktop's `\\xNN` escapes and unquoted `document_id`s repaired, and the function that takes a
+    position of the repaired text (outside a repaired span) back to `text`'s."""
+    repaired, back_hex = _sub_tracked(
+        _HEX_ESCAPE, lambda m: "\\\\" if m.group(2) is None else "\\u00" + m.group(2), text)
+    repaired, back_id = _sub_tracked(
+        _BARE_DOCUMENT_ID, lambda m: m.group(1) + json.dumps(m.group(2).strip()), repaired)
+    return repaired, lambda position: back_hex(back_id(position))
+
+
+def _sub_tracked(pattern: re.Pattern, replace: Callable[[re.Match], str], text: str
+                 ) -> tuple[str, Callable[[int], int]]:
+    ends, shifts = array("q"), array("q")  # where a replacement that changed the length ends, the shift so far
+    shift = 0
+
+    def tracked(m: re.Match) -> str:
+        nonlocal shift
+        new = replace(m)
+        if len(new) != m.end() - m.start():
+            shift += len(new) - (m.end() - m.start())
+            ends.append(m.end() + shift)
+            shifts.append(shift)
+        return new
+
+    result = pattern.sub(tracked, text)
+    return result, lambda position: position - (shifts[i - 1] if (i := bisect_right(ends, position)) else 0)
+
+
+def _ends_early(text: str, error: json.JSONDecodeError) -> bool:
+    """Whether `error` is the text running out (an export cut short), not a syntax error before its end: a
+    string left open, an escape cut, or a value, `,` `:` or name expected where only the start of a number or
+    of true/false/null (or nothing) is left."""
+    if error.msg.startswith("Unterminated string"):  # the scanner found no closing quote before the end
+        return True
+    if error.msg.startswith("Invalid \\"):  # "\\x0", "\\ud8": an escape cut, when no quote follows
+        return text.find('"', error.pos) < 0
+    if not error.msg.startswith("Expecting"):
+        return False
+    return _CUT_TOKEN.get(error.msg, _WS_ONLY).fullmatch(text, error.pos) is not None
+
+
+def _descends(path: tuple) -> bool:
+    """Whether the container at `path` is read member by member when the text ends inside it (`_salvage`): the
+    top object, a chat's `messages`, an account's `chats` / `left_chats`, their `list` and each chat in it."""
+    if len(path) <= 1:
+        return not path or path[0] in ("messages", "chats", "left_chats")
+    rest = path[1:]
+    return path[0] in ("chats", "left_chats") and rest[0] == "list" and (
+        len(rest) <= 2 or (len(rest) == 3 and rest[2] == "messages"))
+
+
+def _is_chat_path(path: tuple) -> bool:
+    return not path or (len(path) == 3 and path[0] in ("chats", "left_chats") and path[1] == "list")
+
+
+class _Ended(Exception):
+    """The text ends inside a value: `partial` holds its complete members (None for a value not read member by
+    member), `stop` the position of the first one not kept, `chat_path` the innermost chat around the cut."""
+
+    def __init__(self, partial: object, stop: int, chat_path: tuple | None) -> None:
+        self.partial, self.stop, self.chat_path = partial, stop, chat_path
+
+
+def _salvage(text: str) -> tuple[dict, int, tuple | None] | None:
+    """The top object of a text that ends early (`_ends_early`), with the members complete before the cut, read
+    into the containers of `_descends` (the messages of the chat that was cut, the chats of an account before
+    it) and whole elsewhere: a message is kept whole or not at all. Returns the object, the position of the
+    first record not kept and the path of the chat that was cut (None outside any chat), or None when the text
+    is no object."""
+    start = _WS.match(text).end()
+    if not text.startswith("{", start):
+        return None
+    try:
+        value, _ = _salvage_value(text, start, ())
+    except _Ended as cut:
+        return cut.partial, cut.stop, cut.chat_path
+    return value, len(text), ()  # not reached: a text that parses whole is never salvaged
+
+
+def _salvage_value(text: str, position: int, path: tuple) -> tuple[object, int]:
+    """The value at `position` (no whitespace before it) and the position after it; raises `_Ended` when the text
+    ends inside it, and the JSONDecodeError of a syntax error (never met after `_ends_early`)."""
+    opening = text[position:position + 1]
+    if opening not in ("{", "[") or not _descends(path):
+        try:
+            return _DECODER.raw_decode(text, position)
+        except json.JSONDecodeError as e:
+            if _ends_early(text, e):
+                raise _Ended(None, position, None) from None
+            raise
+    chat_path = path if _is_chat_path(path) else None
+    closing = "}" if opening == "{" else "]"
+    container: dict | list = {} if opening == "{" else []
+    position = _WS.match(text, position + 1).end()
+    if text.startswith(closing, position):
+        return container, position + 1
+    while True:
+        member = position  # where this member starts: where reading stops when it is cut
+        if position >= len(text):
+            raise _Ended(container, member, chat_path)
+        if opening == "{":
+            if text[position] != '"':
+                raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, position)
+            try:
+                key, position = scanstring(text, position + 1, False)
+            except json.JSONDecodeError as e:
+                if _ends_early(text, e):
+                    raise _Ended(container, member, chat_path) from None
+                raise
+            position = _WS.match(text, position).end()
+            if position >= len(text):
+                raise _Ended(container, member, chat_path)
+            if text[position] != ":":
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, position)
+            position = _WS.match(text, position + 1).end()
+            inner = (*path, key)
+        else:
+            key, inner = len(container), (*path, len(container))
+        try:
+            value, position = _salvage_value(text, position, inner)
+        except _Ended as cut:
+            if cut.partial is None:  # a value read whole, cut: not kept, reading stopped where its member starts
+                raise _Ended(container, member, chat_path) from None
+            _put(container, key, cut.partial)
+            raise _Ended(container, cut.stop, chat_path if cut.chat_path is None else cut.chat_path) from None
+        _put(container, key, value)
+        position = _WS.match(text, position).end()
+        if position >= len(text):
+            raise _Ended(container, position, chat_path)
+        if text[position] == closing:
+            return container, position + 1
+        if text[position] != ",":
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, position)
+        position = _WS.match(text, position + 1).end()
+
+
+def _put(container: dict | list, key: object, value: object) -> None:
+    if isinstance(container, dict):
+        container[key] = value
+    else:
+        container.append(value)
+
+
+def _cut_of(data: dict, salvaged: _Salvaged, original: str, end: int) -> _Cut:
+    """The `_Cut` of a salvaged export read from `original` (the text before any repair), whose last byte read is
+    `end`; the cut chat of an account is left out when the file ends before its messages."""
+    chat = data
+    for step in salvaged.chat_path or ():
+        chat = chat[step]  # each step was salvaged: a chat's path is a dict's key, then a list's last index
+    if salvaged.chat_path is None or not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
+        if salvaged.chat_path:  # a chat of an account cut before its messages: nothing of it is kept
+            data[salvaged.chat_path[0]]["list"].pop()
+        chat = None
+    stop = salvaged.to_original(salvaged.stop)
+    return _Cut(end - _utf8_length(original, stop), chat, _messages_kept(data))
+
+
+def _utf8_length(text: str, start: int) -> int:
+    """The UTF-8 length of `text[start:]`, a piece at a time (the piece is a tail of the file, which can be long)."""
+    return sum(len(text[i:i + _PIECE].encode("utf-8", "surrogatepass")) for i in range(start, len(text), _PIECE))
 
 
 def _raw_chats(data: object, path: Path) -> Iterator[object]:
@@ -189,7 +464,8 @@ def _raw_chats(data: object, path: Path) -> Iterator[object]:
         )
 
 
-def _read_chat(raw: dict, position: int, path: Path, digest: str, zone: tzinfo, skips: SkipCounter) -> WhatsAppChat:
+def _read_chat(raw: dict, position: int, path: Path, digest: str, zone: tzinfo, skips: SkipCounter,
+               cut: _Cut | None = None) -> WhatsAppChat:
     own_id = _valid_text(str(_id_or(raw.get("id"), f"position-{position}")))
     name = _valid_text(raw["name"]) if isinstance(raw.get("name"), str) else None
     chat_type = _valid_text(raw["type"]) if isinstance(raw.get("type"), str) else None
@@ -199,6 +475,10 @@ def _read_chat(raw: dict, position: int, path: Path, digest: str, zone: tzinfo, 
         record = _read_message(message, number, zone, chat_skips)
         if record is not None:
             records.append(record)
+    extra = {"chat_type": chat_type, "source_chat_id": own_id}
+    if cut is not None:  # the file ends inside this chat: the messages after its last complete one are lost
+        chat_skips.skip("telegram_truncated_export", f"byte {cut.offset}", _lost(cut))
+        extra.update(truncated=True, truncated_at_byte=cut.offset)
     return build_chat(
         records,
         chat_id=chat_id_for(digest, own_id),
@@ -206,7 +486,7 @@ def _read_chat(raw: dict, position: int, path: Path, digest: str, zone: tzinfo, 
         source=SOURCE,
         name=name,
         skipped=dict(chat_skips.counts),
-        extra={"chat_type": chat_type, "source_chat_id": own_id},
+        extra=extra,
     )
 
 

@@ -303,3 +303,200 @@ def test_lone_surrogates_become_replacement_characters_and_rows_can_be_written(t
     pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
     for doc in chat_to_documents(chat):
         doc.text.encode("utf-8") and doc.meta.encode("utf-8")
+
+
+# --- exports that end early (a crash, a full disk, a partial download): what is complete is kept, the cut counted
+
+TEXTS = ["Привет, Kim!", "second, with a \"quote\"", "third"]
+
+
+def _export(*chats_or_messages, account=False):
+    """The text of a single-chat export of `_message`s, or (account) an account export of `_chat`s, written as
+    Desktop writes it (one-space indent, UTF-8)."""
+    if account:
+        data = {"about": "Here is the data you requested.", "personal_information": {"user_id": 1},
+                "chats": {"about": "This page lists all chats from this export.", "list": list(chats_or_messages)}}
+    else:
+        data = _chat(*chats_or_messages, name="Kim")
+    return json.dumps(data, ensure_ascii=False, indent=1)
+
+
+def _single(texts=TEXTS):
+    return _export(*(_message(i + 1, text=t, date=f"2024-05-01T10:0{i}:00") for i, t in enumerate(texts)))
+
+
+def _cut(tmp_path, text, at, name="result.json"):
+    """`text` cut at character `at` (None: whole), written as UTF-8 to `name`; returns its path."""
+    path = tmp_path / name
+    path.write_bytes(text[:at].encode("utf-8"))
+    return path
+
+
+def _byte(text, at):
+    return len(text[:at].encode("utf-8"))
+
+
+def _message_start(text, number):
+    """Where message `number` (its `{`) starts in an export written by `_export`."""
+    return text.rindex("{", 0, text.index(f'"id": {number},'))
+
+
+def _read_cut(path):
+    skips = SkipCounter()
+    chats = read_telegram_export(path, skips)
+    return chats, skips
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["inside the third message's text", "inside the third message's keys", "right after the second message's }",
+     "after the second message's comma", "inside a text entity list", "inside an escape"],
+)
+def test_export_cut_inside_or_between_messages_keeps_the_complete_ones(tmp_path, where, caplog):
+    texts = TEXTS if where != "inside a text entity list" else [
+        *TEXTS[:2], ["see ", {"type": "bold", "text": "the map"}, " and ", {"type": "link", "text": "x.org"}]]
+    if where == "inside an escape":
+        texts = [*TEXTS[:2], "tab\there"]
+    text = _export(*(_message(i + 1, text=t, date=f"2024-05-01T10:0{i}:00") for i, t in enumerate(texts)))
+    third = _message_start(text, 3)
+    at = {
+        "inside the third message's text": lambda: text.index('"third"') + 3,
+        "inside the third message's keys": lambda: text.index('"date"', third) + 2,
+        "right after the second message's }": lambda: text.rindex("}", 0, third) + 1,
+        "after the second message's comma": lambda: third - 3,
+        "inside a text entity list": lambda: text.index('"the map"') + 4,
+        "inside an escape": lambda: text.index("\\t") + 1,
+    }[where]()
+    path = _cut(tmp_path, text, at)
+    [chat], skips = _read_cut(path)
+    assert [m.text for m in chat.messages] == TEXTS[:2]
+    assert dict(skips.counts) == {"telegram_truncated_export": 1}
+    assert chat.stats["skipped"] == {"telegram_truncated_export": 1} and chat.stats["truncated"] is True
+    # reading stopped where the third message starts (or where the second ends, when the file ends there)
+    stop = min(at, third) if where != "right after the second message's }" else at
+    assert chat.stats["truncated_at_byte"] == _byte(text, stop)
+    assert str(path) in skips.examples["telegram_truncated_export"]
+    assert f"{path} ends early" in caplog.text and "kept 2 complete messages" in caplog.text
+
+
+def test_export_cut_inside_a_multibyte_character(tmp_path):
+    text = _single(["first", "second", "Привет"])
+    path = tmp_path / "result.json"
+    cut = text.index("Привет") + 2
+    path.write_bytes(text.encode("utf-8")[: _byte(text, cut) + 1])  # half of "и"
+    [chat], skips = _read_cut(path)
+    assert [m.text for m in chat.messages] == ["first", "second"]
+    assert chat.stats["truncated_at_byte"] == _byte(text, _message_start(text, 3))
+
+
+def test_account_export_cut_inside_the_second_chat(tmp_path):
+    first = _chat(*(_message(i, text=f"one {i}") for i in (1, 2)), name="Sam", id=10)
+    second = _chat(*(_message(i, text=f"two {i}") for i in (1, 2, 3)), name="Hike crew", id=20)
+    text = _export(first, second, account=True)
+    at = text.index('"two 3"') + 2
+    path = _cut(tmp_path, text, at)
+    chats, skips = _read_cut(path)
+    assert [[m.text for m in c.messages] for c in chats] == [["one 1", "one 2"], ["two 1", "two 2"]]
+    assert [c.stats["chat_name"] for c in chats] == ["Sam", "Hike crew"]
+    assert "truncated" not in chats[0].stats and chats[0].stats["skipped"] == {}
+    assert chats[1].stats["truncated"] is True and chats[1].stats["skipped"] == {"telegram_truncated_export": 1}
+    assert dict(skips.counts) == {"telegram_truncated_export": 1}
+    assert chats[1].stats["truncated_at_byte"] == _byte(text, text.rindex("{", 0, text.index('"two 3"')))
+    assert "Hike crew" in skips.examples["telegram_truncated_export"]
+
+
+def test_account_export_cut_before_or_right_at_the_second_chats_messages(tmp_path):
+    first = _chat(_message(1, text="one"), name="Sam", id=10)
+    second = _chat(_message(1, text="two"), name="Hike crew", id=20)
+    text = _export(first, second, account=True)
+    # right after "messages": [ of the second chat: it is kept, empty, and flagged
+    at = text.index("[", text.index('"messages"', text.index('"Hike crew"'))) + 1
+    chats, skips = _read_cut(_cut(tmp_path, text, at))
+    assert [([m.text for m in c.messages], c.stats.get("truncated")) for c in chats] == [(["one"], None), ([], True)]
+    assert dict(skips.counts) == {"telegram_truncated_export": 1} and chats[1].stats["truncated_at_byte"] == _byte(
+        text, at)
+    # before its messages: nothing of it is kept, the cut is the file's
+    at = text.index('"Hike crew"') + 4
+    path = _cut(tmp_path, text, at, "cut2.json")
+    chats, skips = _read_cut(path)
+    assert [[m.text for m in c.messages] for c in chats] == [["one"]] and "truncated" not in chats[0].stats
+    assert dict(skips.counts) == {"telegram_truncated_export": 1}
+    assert f"{path}@byte " in skips.examples["telegram_truncated_export"]
+    # between the two chats
+    at = text.rindex("}", 0, text.index('"Hike crew"')) + 2
+    chats, skips = _read_cut(_cut(tmp_path, text, at, "cut3.json"))
+    assert [[m.text for m in c.messages] for c in chats] == [["one"]]
+    assert dict(skips.counts) == {"telegram_truncated_export": 1}
+
+
+@pytest.mark.parametrize("where", ["right after messages [", "before messages", "inside the first message"])
+def test_export_cut_before_its_first_complete_message_is_a_one_line_error(tmp_path, where):
+    text = _single()
+    at = {"right after messages [": text.index("[") + 1, "before messages": text.index('"messages"') + 3,
+          "inside the first message": text.index('"Привет')}[where]
+    path = _cut(tmp_path, text, at)
+    with pytest.raises(InputFileError) as err:
+        read_telegram_export(path)
+    assert "it ends early (an unfinished export?) before its first complete message" in str(err.value)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("end", ["cut", "whole"])
+def test_a_syntax_error_before_the_end_is_not_guessed_past(tmp_path, end):
+    text = _single().replace('"second', '"sec" "ond', 1)  # a syntax error in the second message
+    at = text.index('"third"') + 3 if end == "cut" else len(text)
+    path = _cut(tmp_path, text, at)
+    with pytest.raises(InputFileError) as err:
+        read_telegram_export(path)
+    line = text[:text.index('"ond')].count("\n") + 1
+    assert f"not valid JSON (line {line}, column" in str(err.value) and "Expecting ',' delimiter" in str(err.value)
+
+
+@pytest.mark.parametrize("ending", ['   "text": "trailing comma",\n  },\n ]\n}', ' ]\n} x', '\n ]\n}\n]'])
+def test_syntax_errors_at_the_end_of_a_complete_file_stay_errors(tmp_path, ending):
+    text = _single()
+    path = _cut(tmp_path, text[:text.rindex("]")] + ending, None)
+    with pytest.raises(InputFileError) as err:
+        read_telegram_export(path)
+    assert "not valid JSON" in str(err.value) and "ends early" not in str(err.value)
+
+
+def test_export_cut_short_that_also_needs_desktops_repairs(tmp_path):
+    # Desktop's \x0B escapes and 4.1.x's unquoted document_id before the cut: repaired, and the byte offset is
+    # the original file's, not the repaired text's
+    lines = [
+        '{', ' "name": "x",', ' "type": "personal_chat",', ' "id": 1,', ' "messages": [',
+        '  {', '   "id": 1,', '   "type": "message",', '   "date": "2024-05-01T10:00:00",', '   "from": "Kim",',
+        r'   "text": "col1\x09col2\x0Bend ё"', '  },',
+        '  {', '   "id": 2,', '   "type": "message",', '   "date": "2024-05-01T10:01:00",', '   "from": "Kim",',
+        '   "text": [', '    {', '     "type": "custom_emoji",', '     "text": "😮",',
+        '     "document_id": video_files/sticker (2).webm', '    },', '    " wow"', '   ]', '  },',
+        '  {', '   "id": 3,', '   "type": "message",', '   "date": "2024-05-01T10:02:00",', '   "from": "Kim",',
+        r'   "text": "cut \x0B here and more"', '  }', ' ]', '}',
+    ]
+    text = "\n".join(lines)
+    for at in (text.index("here"), text.index(r"\x0B here") + 2):
+        path = _cut(tmp_path, text, at)
+        [chat], skips = _read_cut(path)
+        assert [m.text for m in chat.messages] == ["col1\tcol2\x0bend ё", "😮 wow"]
+        assert chat.stats["truncated_at_byte"] == _byte(text, _message_start(text, 3))
+        assert dict(skips.counts) == {"telegram_truncated_export": 1}
+
+
+def test_a_cut_export_goes_through_ingest_to_parquet(tmp_path):
+    from storage.parquet import iter_rows
+    from tasks.ingest import InputFile, ingest_file
+    from tasks.params import IngestParams
+
+    text = _single(["are you around tonight?", "yes, after the gym", "pizza or ramen?"])
+    path = _cut(tmp_path, text, text.index("ramen?"))
+    f = InputFile(path=str(path), kind="telegram", source="telegram", sha256="0" * 64)
+    docs_part, msgs_part = tmp_path / "docs.parquet", tmp_path / "msgs.parquet"
+    result = ingest_file(f, str(docs_part), str(msgs_part), IngestParams())
+    assert result.info["error"] is None and result.extra["messages"] == 2
+    assert result.extra["skipped"] == {"telegram_truncated_export": 1}
+    [stats] = result.info["stats"].values()
+    assert stats["truncated"] is True and stats["truncated_at_byte"] == _byte(text, _message_start(text, 3))
+    assert [m["text"] for m in iter_rows(msgs_part)] == ["are you around tonight?", "yes, after the gym"]
+    [doc] = iter_rows(docs_part)
+    assert doc["text"] == "Kim: are you around tonight?\nKim: yes, after the gym"

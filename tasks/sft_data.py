@@ -4,7 +4,10 @@ Copies of one chat (exported again later, or from a `.txt` export and the phone'
 conversation first by `tasks.chat_merge.merge_chats`, so no message is trained twice; the manifest lists the
 merged chats and counts the shared messages dropped (`dropped_duplicate`).
 
-The person to imitate becomes `Assistant`, everyone else `User`. Media, deleted, system and poll messages are
+The person to imitate becomes `Assistant`, everyone else `User`. Their name is matched ignoring case, surrounding
+spaces, Unicode form and invisible marks, and a phone number by its digits; an author who may be them but is not
+matched (another spelling, "Sam 🇫🇷" for "Sam", or a phone database's owner left as "me") stays `User`, with a
+warning, and is listed in the manifest's `unmatched_spellings`. Media, deleted, system and poll messages are
 dropped (counted by kind); consecutive messages of one role are merged into one turn, newline-joined, so turns
 alternate as they will in a chat (in a group chat, several people's messages in a row form one User turn).
 A chat is cut into sessions where the silence between two kept messages is longer than `session_gap_hours`.
@@ -34,14 +37,17 @@ import pyarrow as pa
 from storage.chat_format import ASSISTANT, USER, ChatTokens, encode_turn, format_turns, load_tokenizer
 from storage.parquet import ParquetShardWriter, iter_batches
 from tasks.chat_merge import merge_copies, read_chat_rows
+from tasks.chat_merge import normalize_author as same_person
 from tasks.cleaning import CleanRules, clean_text
 from tasks.training import SftDataParams
 from tasks.whatsapp.classify import normalize_author
 from tasks.whatsapp.parser import ChatMessage
 
 STAGE = "sft-data"
-STAGE_VERSION = "3"  # 3: copies of a chat across sources merged (tasks.chat_merge)
+STAGE_VERSION = "4"  # 3: copies of a chat across sources merged (tasks.chat_merge); 4: a phone-number target
+# matches by its digits
 SPLITS = ("train", "val")
+DATABASE_OWNER = "me"  # the phone owner's name in a database when ingest.database_owner is not set
 log = logging.getLogger(__name__)
 
 TURN_TYPE = pa.struct([pa.field("role", pa.string(), nullable=False), pa.field("text", pa.string(), nullable=False)])
@@ -76,6 +82,8 @@ class SftDataResult:
     assistant_turns: int = 0
     exports_merged: int = 0  # copies of a chat found elsewhere too (another export, a database), merged into it
     merged_chats: list = field(default_factory=list)  # one entry per merged chat: its copies, shared messages
+    # authors not matched who may be the target, trained as User turns: another spelling, a database's "me"
+    unmatched_spellings: dict = field(default_factory=dict)
 
     def counts(self) -> dict:
         return {
@@ -91,7 +99,7 @@ class SftDataResult:
     def stats(self) -> dict:
         return {"target_author": self.target_author, "authors": self.authors, "chats": self.chats,
                 "sessions": self.sessions, "tokens": self.tokens, "assistant_turns": self.assistant_turns,
-                "merged_chats": self.merged_chats}
+                "merged_chats": self.merged_chats, "unmatched_spellings": self.unmatched_spellings}
 
 
 def count_authors(messages_parts: list[str]) -> Counter:
@@ -103,17 +111,48 @@ def count_authors(messages_parts: list[str]) -> Counter:
     return authors
 
 
-def _match_target(target: str | None, authors: Counter) -> set[str]:
-    listing = ", ".join(f"{a!r} ({n})" for a, n in authors.most_common()) or "none"
+def _author_key(author: str) -> str:
+    """What tells one person: the name NFC, without invisible marks, trimmed and case-folded; a phone number by its
+    digits (an export writes "+33 6 12 34 56 78", a database "33612345678")."""
+    return same_person(normalize_author(author))
+
+
+def _match_target(target: str | None, authors: Counter, total: int, files: list[str]) -> set[str]:
+    if not total:
+        raise ValueError("sft-data: the messages dataset is empty (no WhatsApp or Telegram message read); "
+                         "check ingest's inputs")
+    if not authors:
+        raise ValueError(f"sft-data: no message by any person to imitate: the {total} messages read are all system "
+                         f"lines (no author), in {_file_list(files)}; check ingest's inputs")
+    listing = ", ".join(f"{a!r} ({n})" for a, n in authors.most_common())
     if not target or not target.strip():
         raise ValueError(f"sft-data: set target_author, the person to imitate; authors found: {listing}")
-    key = normalize_author(target).casefold()
-    matched = {a for a in authors if normalize_author(a).casefold() == key}
+    key = _author_key(target)
+    matched = {a for a in authors if _author_key(a) == key}
     if not matched:
         raise ValueError(f"sft-data: no messages by {target!r} (compared case-insensitively, trimmed, "
-                         "Unicode-normalised); "
+                         "Unicode-normalised, phone numbers by their digits); "
                          f"authors found, with message counts: {listing}")
     return matched
+
+
+def _unmatched_spellings(targets: set[str], authors: Counter) -> dict[str, int]:
+    """Authors the target does not match who may be the same person: the same letters and digits ("Sam 🇫🇷" for
+    "Sam"), or a phone database's owner left as "me" (ingest.database_owner not set)."""
+    def letters(author: str) -> str:
+        return "".join(c for c in _author_key(author) if c.isalnum())
+
+    spelled = {letters(a) for a in targets} - {""}
+    return {a: n for a, n in authors.most_common()
+            if a not in targets and (letters(a) in spelled or _author_key(a) == DATABASE_OWNER)}
+
+
+def _file_list(names: list[str], most: int = 5) -> str:
+    """The first `most` file names, for an error message."""
+    if not names:
+        return "no file"
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
 
 
 def _sessions(messages: list[ChatMessage], gap_hours: float) -> list[list[ChatMessage]]:
@@ -140,6 +179,26 @@ def _turns(messages: list[ChatMessage], targets: set[str]) -> list[dict]:
     return turns
 
 
+def _keep(m: ChatMessage, drop_kinds: set[str], clean_rules: CleanRules | None) -> tuple[ChatMessage, str | None]:
+    """The message as trained (cleaned with `clean_rules`), and why it is left out (None: it is kept)."""
+    if m.kind in drop_kinds:
+        return m, m.kind
+    if m.author is None:
+        return m, "no_author"
+    if not m.text.strip():
+        return m, "empty"
+    if clean_rules is not None:
+        text = clean_text(m.text, clean_rules)[0].strip()
+        if not text:
+            return m, "empty_after_clean"
+        m = replace(m, text=text)
+    return m, None
+
+
+def _counts(counter: Counter) -> str:
+    return ", ".join(f"{k} {n}" for k, n in counter.most_common())
+
+
 def _unit_hash(*parts: object) -> float:
     digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
@@ -154,8 +213,9 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     `clean_rules` (the clean stage's), every message text is cleaned like the pretraining corpus (links, e-mails,
     phone numbers, mentions, control characters…); a message left empty is dropped as `empty_after_clean`.
 
-    Raises ValueError listing the authors found (with message counts) when target_author matches none of them,
-    and when no example can be built at all.
+    Raises ValueError listing the authors found (with message counts) when target_author matches none of them;
+    one saying so when the messages are empty or all system lines, or the target has no text message (naming the
+    files); and one with the counts above when no example can be built at all.
     """
     tokenizer = load_tokenizer(tokenizer_path)
     tokens = ChatTokens.from_tokenizer(tokenizer)
@@ -168,34 +228,36 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
                  "merged, %d shared messages kept once", folded, shared)
     # after the merge: a database's "me" and phone numbers are the export's names by now
     authors = Counter(m.author for messages in chats.values() for m in messages if m.author is not None)
-    targets = _match_target(params.target_author, authors)
+    files = sorted({m.source_file for messages in chats.values() for m in messages})
+    targets = _match_target(params.target_author, authors, total, files)
     result = SftDataResult(
         train_path=str(Path(out_dir) / "train.parquet"), val_path=str(Path(out_dir) / "val.parquet"),
         target_author=max(targets, key=lambda a: authors[a]), authors=dict(authors.most_common()),
         messages_in=total, chats=len(chats), exports_merged=folded, merged_chats=merged,
+        unmatched_spellings=_unmatched_spellings(targets, authors),
     )
+    if result.unmatched_spellings:
+        owner = any(_author_key(a) == DATABASE_OWNER for a in result.unmatched_spellings)
+        log.warning("sft-data: %s may be %r too but not matched: their messages are User turns%s",
+                    ", ".join(f"{a!r} ({n})" for a, n in result.unmatched_spellings.items()), result.target_author,
+                    f"; {DATABASE_OWNER!r} is a phone database's owner: name them with ingest.database_owner"
+                    if owner else "")
     drop_kinds = set(params.drop_kinds)
     dropped: Counter = Counter({"duplicate": shared} if shared else {})
+    target_dropped: Counter = Counter()
     skipped: Counter = Counter()
     by_session: dict[tuple[str, int], list[dict]] = {}
 
     for chat_id in sorted(chats):
         kept: list[ChatMessage] = []
         for m in sorted(chats[chat_id], key=lambda m: m.index):
-            if m.kind in drop_kinds:
-                dropped[m.kind] += 1
-            elif m.author is None:
-                dropped["no_author"] += 1
-            elif not m.text.strip():
-                dropped["empty"] += 1
-            else:
-                if clean_rules is not None:
-                    text = clean_text(m.text, clean_rules)[0].strip()
-                    if not text:
-                        dropped["empty_after_clean"] += 1
-                        continue
-                    m = replace(m, text=text)
+            m, reason = _keep(m, drop_kinds, clean_rules)
+            if reason is None:
                 kept.append(m)
+                continue
+            dropped[reason] += 1
+            if m.author in targets:
+                target_dropped[reason] += 1
         result.messages_used += len(kept)
         for s, session in enumerate(_sessions(kept, params.session_gap_hours)):
             turns = _turns(session, targets)
@@ -232,9 +294,14 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     result.dropped = dict(sorted(dropped.items()))
     result.skipped_turns = dict(sorted(skipped.items()))
     if not by_session:
+        by_target = sum(authors[a] for a in targets)
+        where = _file_list(sorted({m.source_file for messages in chats.values() for m in messages if m.author in targets}))
+        if sum(target_dropped.values()) == by_target:
+            raise ValueError(f"sft-data: {result.target_author!r} has no text message to train on: their {by_target} "
+                             f"messages in {where} are all dropped ({_counts(target_dropped)})")
         raise ValueError(
             f"sft-data: no example could be built (empty SFT set): {total} messages read, "
-            f"{result.messages_used} kept, {sum(authors[a] for a in targets)} by {result.target_author!r}, "
+            f"{result.messages_used} kept, {by_target} by {result.target_author!r} in {where}, "
             f"dropped {result.dropped or 'none'}, Assistant turns skipped {result.skipped_turns or 'none'}; "
             f"check target_author, block_size={params.block_size} and session_gap_hours={params.session_gap_hours}"
         )

@@ -62,6 +62,7 @@ _SUFFIX = re.compile(
     rf"|(?<=[^{_CAPITAL}])\.|(?<=[{_CAPITAL}]{{2}})\.)$"  # a full stop, except after one capital ("J.")
 )
 _L = r"[^\W\d_]"
+_L_RE = re.compile(_L)
 _INFIX = re.compile(
     rf"\.\.+|…|[{_SYMBOLS}]|(?<=\d)[+\-*^](?=[\d-])|(?<=[^\W\d_{_CAPITAL}]|['\"”’])\.(?=[{_CAPITAL}'\"“‘])"
     rf"|(?<={_L}),(?={_L})|(?<=[^\W_])(?:-+|—|–|~)(?={_L})|(?<=[^\W_])[:<>=/](?={_L})"
@@ -82,40 +83,72 @@ _BARE_CONTRACTIONS = {
 } | {"im": 1, "ive": 1, "cannot": 3}
 
 
-def _special_chunk(chunk: str) -> list[str] | None:
-    if chunk in _KEPT_WHOLE or _INITIALS.fullmatch(chunk):
-        return [chunk]
-    if _MIXED_INITIALS.fullmatch(chunk):
-        return [chunk[i : i + 2] for i in range(0, len(chunk), 2)]
-    cut = _BARE_CONTRACTIONS.get(chunk.lower())
+# `_special_chunk` answers only for a chunk of at most this many characters, or for one that starts with a letter
+# and ends with a letter or a full stop (initials, contractions).
+_SPECIAL_MAX_CHARS = max(map(len, [*_KEPT_WHOLE, *_BARE_CONTRACTIONS]))
+# A `_SUFFIX` match has at most this many characters, unless it is a run of full stops.
+_SUFFIX_MAX_CHARS = max(2, *map(len, _UNITS.split("|")))
+
+
+def _may_be_special(chunk: str, start: int, end: int) -> bool:
+    """Whether `_special_chunk` can answer for `chunk[start:end]` (a cheap test of its ends)."""
+    return end - start <= _SPECIAL_MAX_CHARS or bool(
+        _L_RE.match(chunk, start) and (chunk[end - 1] == "." or _L_RE.match(chunk, end - 1))
+    )
+
+
+def _special_chunk(chunk: str, start: int, end: int) -> list[str] | None:
+    """The tokens of `chunk[start:end]` when it is kept whole or split by a rule of its own (looked at in place)."""
+    short = end - start <= _SPECIAL_MAX_CHARS
+    if (short and chunk[start:end] in _KEPT_WHOLE) or _INITIALS.fullmatch(chunk, start, end):
+        return [chunk[start:end]]
+    if _MIXED_INITIALS.fullmatch(chunk, start, end):
+        return [chunk[i : i + 2] for i in range(start, end, 2)]
+    cut = _BARE_CONTRACTIONS.get(chunk[start:end].lower()) if short else None
     if cut is not None:
-        return [chunk[:cut], chunk[cut:]]
-    m = _CONTRACTION.fullmatch(chunk)
+        return [chunk[start : start + cut], chunk[start + cut : end]]
+    m = _CONTRACTION.fullmatch(chunk, start, end)
     return [m.group(1), m.group(2)] if m else None
+
+
+def _suffix_search_start(chunk: str, start: int, end: int) -> int:
+    """Where the leftmost `_SUFFIX` match of chunk[start:end] can start: in its last few characters, or where its
+    final run of full stops does."""
+    dots = end
+    while dots > start and chunk[dots - 1] == ".":
+        dots -= 1
+    return max(start, min(dots, end - _SUFFIX_MAX_CHARS))
 
 
 @functools.lru_cache(maxsize=1 << 18)
 def _chunk_tokens(chunk: str) -> tuple[str, ...]:
-    """The tokens of one whitespace-free chunk (cached: most chunks of a corpus are frequent words)."""
+    """The tokens of one whitespace-free chunk (cached: most chunks of a corpus are frequent words).
+
+    Marks are taken off `chunk[start:end]` by moving its ends, never by copying what is left, and a suffix is
+    looked for only where one can start: a chunk of a hundred thousand "!" or ")" takes linear time, not hours."""
     if (chunk.isalpha() and chunk.lower() not in _BARE_CONTRACTIONS) or chunk.isdigit():
         return (chunk,)  # most chunks: a plain word or number
     head: list[str] = []
     tail: list[str] = []
-    while chunk:
-        special = _special_chunk(chunk)
-        if special is not None:
-            return (*head, *special, *reversed(tail))
-        m = _PREFIX.match(chunk)
+    start, end = 0, len(chunk)
+    while start < end:
+        if _may_be_special(chunk, start, end):
+            special = _special_chunk(chunk, start, end)
+            if special is not None:
+                return (*head, *special, *reversed(tail))
+        m = _PREFIX.match(chunk, start, end)
         if m:
             head.append(m.group())
-            chunk = chunk[m.end() :]
+            start = m.end()
             continue
-        m = _SUFFIX.search(chunk)
-        if m and m.start() > 0:
+        # the characters before `start` are marks, never the digit or capital a look-behind asks for
+        m = _SUFFIX.search(chunk, _suffix_search_start(chunk, start, end), end)
+        if m and m.start() > start:
             tail.append(m.group())
-            chunk = chunk[: m.start()]
+            end = m.start()
             continue
         break
+    chunk = chunk[start:end]
     middle: list[str] = []
     if chunk and _URL_OR_EMAIL.fullmatch(chunk):
         middle.append(chunk)

@@ -297,6 +297,16 @@ def _read_date(d1: str, sep: str, d2: str, d3: str) -> tuple[tuple[int, int, int
     return (int(d1), int(d2), int(d3)), _DATE_KINDS[sep, year_pos]
 
 
+@lru_cache(maxsize=256)
+def _meridiem_half(ampm: str) -> str | None:
+    """"am", "pm", "night" or None for a 12-hour marker (once per spelling: a header of every message has one).
+    The table first: "PG" (Malay) and "p.d." (Albanian) are morning markers."""
+    half = _MERIDIEM_LOOKUP.get(re.sub(r"[.\s]", "", ampm).lower())
+    if half is None and ampm[0] in "AaPp":
+        half = "am" if ampm[0] in "Aa" else "pm"
+    return half
+
+
 def _read_clock(
     pre: str | None, hh: str, tsep: str, mm: str, tdot: str | None, ampm: str | None
 ) -> tuple[str, int, int] | None:
@@ -306,10 +316,7 @@ def _read_clock(
     half = None
     ampm = ampm or pre
     if ampm:
-        # the table first: "PG" (Malay) and "p.d." (Albanian) are morning markers
-        half = _MERIDIEM_LOOKUP.get(re.sub(r"[.\s]", "", ampm).lower())
-        if half is None and ampm[0] in "AaPp":
-            half = "am" if ampm[0] in "Aa" else "pm"
+        half = _meridiem_half(ampm)
         if half == "night":  # "10:30 at night" is 22:30, "2:00 at night" 02:00
             half = "pm" if 6 <= hour < 12 else "am"
         if half is not None and 1 <= hour <= 12:

@@ -12,9 +12,10 @@ dropped (counted by kind); consecutive messages of one role are merged into one 
 alternate as they will in a chat (in a group chat, several people's messages in a row form one User turn).
 A chat is cut into sessions where the silence between two kept messages is longer than `session_gap_hours`.
 Every Assistant turn that has at least one turn before it in its session ends one example, which takes as many
-of the preceding turns as fit in `block_size` tokens (and `max_context_turns`, when set). Earlier Assistant turns
-inside that context are trained too, so a turn can be seen in several examples, each time with a different
-amount of context.
+of the preceding turns as fit in `block_size` tokens (and `max_context_turns`, when set); when not even the turn
+just before fits (a long burst in a busy group), it keeps that turn's last messages that fit (`context_cut`).
+Earlier Assistant turns inside that context are trained too, so a turn can be seen in several examples, each time
+with a different amount of context.
 
 Train/val is split by session (a salted hash of chat_id and session number), so no conversation is in both;
 when there are at least two sessions each split gets one. Output: `train.parquet` and `val.parquet` with
@@ -45,7 +46,7 @@ from tasks.whatsapp.parser import ChatMessage
 
 STAGE = "sft-data"
 STAGE_VERSION = "4"  # 3: copies of a chat across sources merged (tasks.chat_merge); 4: a phone-number target
-# matches by its digits
+# matches by its digits, a reply whose context turn is too long keeps that turn's last messages
 SPLITS = ("train", "val")
 DATABASE_OWNER = "me"  # the phone owner's name in a database when ingest.database_owner is not set
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class SftDataResult:
     examples: dict = field(default_factory=dict)  # split → examples
     tokens: dict = field(default_factory=dict)  # split → tokens of all examples
     assistant_turns: int = 0
+    context_cut: int = 0  # examples whose context is the last messages of a turn too long to fit whole
     exports_merged: int = 0  # copies of a chat found elsewhere too (another export, a database), merged into it
     merged_chats: list = field(default_factory=list)  # one entry per merged chat: its copies, shared messages
     # authors not matched who may be the target, trained as User turns: another spelling, a database's "me"
@@ -91,6 +93,7 @@ class SftDataResult:
             "out": sum(self.examples.values()),
             "messages_used": self.messages_used,
             "exports_merged": self.exports_merged,
+            "context_cut": self.context_cut,
             **{f"examples_{s}": self.examples.get(s, 0) for s in SPLITS},
             **{f"dropped_{k}": v for k, v in sorted(self.dropped.items())},
             **{f"skipped_{k}": v for k, v in sorted(self.skipped_turns.items())},
@@ -278,10 +281,14 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
                        and (params.max_context_turns is None or i - start < params.max_context_turns)):
                     start -= 1
                     size += lengths[start]
-                if start == i:
-                    skipped["no_context_fits"] += 1
-                    continue
                 window = [dict(t) for t in turns[start:i + 1]]
+                if start == i:  # the turn before is too long: its last messages that fit, else nothing
+                    tail = _tail_that_fits(tokenizer, tokens, turns[i - 1], params.block_size - lengths[i])
+                    if tail is None:
+                        skipped["no_context_fits"] += 1
+                        continue
+                    result.context_cut += 1
+                    window, size = [tail[0], *window], size + tail[1]
                 rows.append({
                     "example_id": hashlib.sha256(f"{chat_id}:{s}:{i}".encode()).hexdigest()[:16],
                     "chat_id": chat_id, "session": s, "text": format_turns(window), "turns": window,
@@ -317,6 +324,26 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     log.info("sft-data: %d train / %d val examples from %d sessions of %d chats (%r as Assistant)",
              result.examples["train"], result.examples["val"], len(by_session), result.chats, result.target_author)
     return result
+
+
+def _tail_that_fits(tokenizer, tokens: ChatTokens, turn: dict, budget: int) -> tuple[dict, int] | None:
+    """The turn cut to its last lines (the last messages of a burst, in a busy group) that fit in `budget` tokens,
+    and its length; None when not even its last line fits. Lines are kept whole: no message is cut."""
+    lines = turn["text"].split("\n")
+
+    def length(k: int) -> int:  # the turn of its last k lines
+        return len(encode_turn(tokenizer, turn["role"], "\n".join(lines[-k:]), tokens=tokens)[0])
+
+    lo, hi = 0, len(lines) - 1  # the whole turn does not fit; find the most lines that do
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if length(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return None
+    return {"role": turn["role"], "text": "\n".join(lines[-lo:])}, length(lo)
 
 
 def _split_sessions(keys: list[tuple[str, int]], params: SftDataParams) -> dict[tuple[str, int], str]:

@@ -166,3 +166,18 @@ def test_only_system_lines_or_no_message_at_all_say_so(tmp_path):
         _build(tmp_path, [_export(tmp_path, "WhatsApp Chat with Hike.txt", chat)])
     with pytest.raises(ValueError, match=r"^sft-data: the messages dataset is empty"):
         _build(tmp_path, [_part(tmp_path, "empty", [])])
+
+
+def test_a_reply_after_a_burst_too_long_for_the_block_keeps_the_bursts_last_messages(tmp_path):
+    names = ["Priya", "Lee", "Ana", "Bo", "Cy", "Dee"]
+    burst = [f"01/05/2024, 10:{i:02d} - {names[i % 6]}: message number {i} about the trip" for i in range(50)]
+    chat = "\n".join([*burst, "01/05/2024, 10:55 - Sam: count me in"]) + "\n"
+    result = _build(tmp_path, [_export(tmp_path, "group.txt", chat)])
+    # before: the reply was skipped (no_context_fits) as the 50 messages before it do not fit in the block
+    assert result.skipped_turns == {} and result.context_cut == 1
+    (row,) = pq.read_table(result.train_path).to_pylist()
+    (user, assistant) = row["turns"]
+    assert assistant == {"role": "Assistant", "text": "count me in"} and row["n_tokens"] <= BLOCK
+    kept = user["text"].split("\n")
+    # the most recent messages, whole: a suffix of the burst, as many as fit
+    assert kept == [f"message number {i} about the trip" for i in range(50 - len(kept), 50)] and 1 <= len(kept) < 50

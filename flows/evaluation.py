@@ -83,7 +83,7 @@ def persona_eval_flow(config: PipelineConfig | str = "configs/demo.yaml", input_
     params, data = cfg.persona_eval, plan.input("sft-data").path
     held_out = read_held_out(Path(data) / "val.parquet", params.max_prompts, params.seed)
     training = read_chat_turns(Path(data) / "train.parquet")
-    person = read_manifest(data).stats.get("target_author") or str(cfg.sft_data.target_author)
+    person = read_manifest(data).stats.get("target_author") or cfg.sft_data.target_names()[0]
     corpus = corpus_snippets(plan.input("ingest").path,
                              min(params.corpus_snippets, max(len(training.person), len(training.others))),
                              [word_count(t) for t in training.person], params.seed,

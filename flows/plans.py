@@ -108,7 +108,7 @@ def input_ref(path: str | os.PathLike) -> InputRef:
 
 def chat_stages_active(cfg: PipelineConfig) -> bool:
     """sft-data, sft and lora run once the config names the person to imitate."""
-    return bool(cfg.sft_data.target_author and cfg.sft_data.target_author.strip())
+    return bool(cfg.sft_data.target_names())
 
 
 def kenlm_configured(cfg: PipelineConfig) -> bool:

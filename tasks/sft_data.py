@@ -120,7 +120,7 @@ def _author_key(author: str) -> str:
     return same_person(normalize_author(author))
 
 
-def _match_target(target: str | None, authors: Counter, total: int, files: list[str]) -> set[str]:
+def _match_target(names: list[str], authors: Counter, total: int, files: list[str]) -> set[str]:
     if not total:
         raise ValueError("sft-data: the messages dataset is empty (no WhatsApp or Telegram message read); "
                          "check ingest's inputs")
@@ -128,11 +128,12 @@ def _match_target(target: str | None, authors: Counter, total: int, files: list[
         raise ValueError(f"sft-data: no message by any person to imitate: the {total} messages read are all system "
                          f"lines (no author), in {_file_list(files)}; check ingest's inputs")
     listing = ", ".join(f"{a!r} ({n})" for a, n in authors.most_common())
-    if not target or not target.strip():
+    if not names:
         raise ValueError(f"sft-data: set target_author, the person to imitate; authors found: {listing}")
-    key = _author_key(target)
-    matched = {a for a in authors if _author_key(a) == key}
+    keys = {_author_key(name) for name in names}
+    matched = {a for a in authors if _author_key(a) in keys}
     if not matched:
+        target = names[0] if len(names) == 1 else names
         raise ValueError(f"sft-data: no messages by {target!r} (compared case-insensitively, trimmed, "
                          "Unicode-normalised, phone numbers by their digits); "
                          f"authors found, with message counts: {listing}")
@@ -232,7 +233,7 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
     # after the merge: a database's "me" and phone numbers are the export's names by now
     authors = Counter(m.author for messages in chats.values() for m in messages if m.author is not None)
     files = sorted({m.source_file for messages in chats.values() for m in messages})
-    targets = _match_target(params.target_author, authors, total, files)
+    targets = _match_target(params.target_names(), authors, total, files)
     result = SftDataResult(
         train_path=str(Path(out_dir) / "train.parquet"), val_path=str(Path(out_dir) / "val.parquet"),
         target_author=max(targets, key=lambda a: authors[a]), authors=dict(authors.most_common()),
@@ -244,7 +245,7 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
         log.warning("sft-data: %s may be %r too but not matched: their messages are User turns%s",
                     ", ".join(f"{a!r} ({n})" for a, n in result.unmatched_spellings.items()), result.target_author,
                     f"; {DATABASE_OWNER!r} is a phone database's owner: name them with ingest.database_owner"
-                    if owner else "")
+                    if owner else "; if they are, list every name in sft_data.target_author")
     drop_kinds = set(params.drop_kinds)
     dropped: Counter = Counter({"duplicate": shared} if shared else {})
     target_dropped: Counter = Counter()

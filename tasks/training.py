@@ -138,13 +138,20 @@ class LoraParams(SftParams):
 
 
 class SftDataParams(StrictModel):
-    target_author: str | None = Field(
-        None, description="The person to imitate, as in the chats (case and surrounding spaces ignored)."
+    target_author: str | list[str] | None = Field(
+        None, description="The person to imitate, as in the chats (case, surrounding spaces, invisible marks "
+        "ignored; a phone number compared by its digits); a list when they appear under several names "
+        "(\"Sam\", \"Sam 🇫🇷\")."
     )
     session_gap_hours: float = Field(6.0, gt=0, description="A longer silence starts a new conversation.")
     block_size: int = Field(128, ge=8, description="Longest example in tokens (at most the model's block size).")
     val_fraction: float = Field(0.1, ge=0, lt=1, description="Share of sessions (by hash) held out for validation.")
     split_salt: str = "sft-val"
+
+    def target_names(self) -> list[str]:
+        """The names the person to imitate goes by (empty when none is set)."""
+        names = [self.target_author] if isinstance(self.target_author, str) else self.target_author or []
+        return [n for n in names if n.strip()]
     drop_kinds: list[str] = Field(
         default_factory=lambda: ["media", "deleted", "system", "poll"], description="Message kinds left out."
     )

@@ -126,7 +126,11 @@ def test_other_spellings_of_the_target_are_reported_not_trained(tmp_path, caplog
     # case, spaces and direction marks are one name; a flag makes another contact name, maybe another person
     assert _assistant_lines(result) == {"hello one", "fine two", "isolate four", "mark five"}
     assert result.unmatched_spellings == {"Sam 🇫🇷": 1} and result.stats()["unmatched_spellings"] == {"Sam 🇫🇷": 1}
-    assert "'Sam 🇫🇷' (1) may be 'Sam' too" in caplog.text
+    assert "'Sam 🇫🇷' (1) may be 'Sam' too" in caplog.text and "list every name" in caplog.text
+    # named too, in a list, they are the person
+    both = _build(tmp_path, [_export(tmp_path, "chat.txt", chat)], target=["Sam", "Sam 🇫🇷"])
+    assert _assistant_lines(both) == {"hello one", "fine two", "flag three", "isolate four", "mark five"}
+    assert both.unmatched_spellings == {} and both.target_author == "Sam"
 
 
 def test_a_phone_databases_owner_left_as_me_is_reported(tmp_path, caplog):
@@ -181,3 +185,10 @@ def test_a_reply_after_a_burst_too_long_for_the_block_keeps_the_bursts_last_mess
     kept = user["text"].split("\n")
     # the most recent messages, whole: a suffix of the burst, as many as fit
     assert kept == [f"message number {i} about the trip" for i in range(50 - len(kept), 50)] and 1 <= len(kept) < 50
+
+
+@pytest.mark.parametrize("target, names", [("Sam", ["Sam"]), ("  ", []), (None, []), ([], []),
+                                           (["Sam", " ", "Sam 🇫🇷"], ["Sam", "Sam 🇫🇷"])])
+def test_target_author_is_one_name_or_a_list(target, names):
+    # blank names name nobody: the chat stages stay off until one is given (flows.plans.chat_stages_active)
+    assert SftDataParams(target_author=target).target_names() == names

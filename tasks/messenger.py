@@ -1,0 +1,623 @@
+"""Reading Meta's "Download your information" JSON exports of Facebook Messenger and Instagram direct messages into
+chats like the WhatsApp `.txt` parser's.
+
+Where the files are: one folder per conversation, `messages/inbox/<name>_<id>/message_1.json`, `message_2.json`…
+(also `archived_threads/`, `filtered_threads/`, `message_requests/`, `e2ee_cutover/`; newer Facebook exports put
+`messages/` under `your_facebook_activity/`, newer Instagram ones under `your_instagram_activity/`). A file holds
+at most 10,000 messages, newest first, so one conversation is split across `message_1.json` (the newest) …
+`message_N.json` (the oldest).
+
+Two shapes of file are read:
+
+- the "Download your information" shape (Facebook and Instagram alike): `participants` [{`name`}], `title`,
+  `is_still_participant`, `thread_path` ("inbox/<name>_<id>"), `thread_type` ("Regular", "RegularGroup"),
+  `image`, `joinable_mode`, `magic_words` and `messages` [{`sender_name`, `timestamp_ms`, `content`, `type`
+  (Generic, Share, Call, Subscribe, Unsubscribe…; left out by 2024 exports), `is_unsent`, `photos`, `videos`,
+  `audio_files`, `gifs`, `files`, `sticker` {`uri`}, `share` {`link`, `share_text`}, `call_duration`, `missed`,
+  `users` [{`name`}] (who was added or removed), `reactions` [{`reaction`, `actor`}], `is_geoblocked_for_viewer`}].
+  Exports from 2018 wrote `timestamp` in seconds instead of `timestamp_ms`; both are read.
+- the end-to-end encrypted chats' download (messenger.com/secure_storage/dyi, one `<name>_<n>.json` per chat
+  beside a shared `media/` folder): `participants` [names as strings], `threadName` and `messages` [{`senderName`,
+  `timestamp` (ms), `text`, `type` (text, link, media, placeholder), `isUnsent`, `media` [{`uri`}],
+  `reactions`}], oldest first.
+
+Sources of these facts (read for facts only): the format notes "Facebook Messenger JSON Schema" of a public
+Messenger-to-database tool, chat-analytics' Messenger.d.ts ("the messages array is limited to 10k items"),
+demuxfb's rules (the English wording of events written as ordinary messages), Stack Overflow 50008296 and
+52747566 and Chatistics issue #43 (the encoding), adurivault/FBMessage PR #5 (2024 exports without `type`, the
+encrypted-chat download), RLEAPP's facebookE2EMessages.py and several open parsers' fixtures (the e2ee keys,
+"Failed to download media" written for a media file that could not be exported).
+
+The encoding quirk: the DYI exports write each UTF-8 *byte* of a text as its own `\\u00XX` escape, so that a JSON
+parser reads "é" as "Ã©" and an emoji as four characters below U+0100. It is repaired string by string (encode as
+Latin-1, decode as UTF-8), and only where that can be right. A string is repaired only when it is all below
+U+0100 and its bytes are valid UTF-8: text that is really Latin-1 ("SÃO PAULO", "café": a lead byte followed by a
+letter) never is, and a string holding a character above U+00FF (Chatistics #65 met curly quotes among the
+mojibake) is left as written. And a file is repaired at all only when, of its non-ASCII strings (title,
+participants, senders, texts), at least as many decode that way as do not: a copy that a tool already repaired,
+or the e2ee download (clean UTF-8), is left alone even where it holds a look-alike pair such as "Ã©". What could
+still be misread is such a pair in a file where nothing else tells (only ASCII besides), which real text is not.
+
+Kinds: text; "media" with a placeholder worded like WhatsApp's ("image omitted", the text on the next line);
+"deleted" ("This message was deleted") for an unsent message; "system", without author, for Subscribe,
+Unsubscribe and Call records and for the events Messenger writes as ordinary messages in English ("… named the
+group …", "… changed the group photo.", "… set the nickname for …", "The video chat ended.", "You are now
+connected on Messenger"…; only English wording is recognised, other languages' stay text); "poll" ("POLL:" and
+the question, as the WhatsApp database reader writes a poll whose options it does not hold) for "… created a
+poll: …". A shared link is text (the link on its own line after what was written with it, as WhatsApp's export
+shows it); a share without a link (a live location, a post) is the generic media placeholder. Reactions are
+not messages, and neither are Instagram's notices of one ("Liked a message", "… reacted 👍 to your message"):
+those are skipped and counted (`messenger_reaction_notice`). "… sent an attachment." and "… sent a link." beside
+the attachment or link are left out of the text. Timestamps are UTC epochs written as local time in `tz`
+(default UTC).
+
+What is refused (InputFileError, one line naming the file): not UTF-8, not JSON (with line and column; "it ends
+early" when the text runs out, a download or copy cut short: nothing of such a file is kept), JSON without a
+`messages` list or whose messages are not Messenger's. A record that cannot be read (not an object, no usable
+time or sender, a text of the wrong type, nothing to show) is skipped and counted with the file and message
+number.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from pathlib import Path
+
+from tasks.chat_records import (
+    AUDIO,
+    DOCUMENT,
+    GIF,
+    IMAGE,
+    MEDIA,
+    STICKER,
+    VIDEO,
+    ChatSkips,
+    SourceMessage,
+    build_chat,
+    chat_id_for,
+    file_sha256,
+    local_time,
+    resolve_tz,
+)
+from tasks.records import InputFileError, SkipCounter
+from tasks.whatsapp.parser import WhatsAppChat
+
+SOURCE = "messenger"
+INSTAGRAM = "instagram"
+DELETED_TEXT = "This message was deleted"
+_PART = re.compile(r"^message_(\d+)\.json$", re.IGNORECASE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TRAILING_NUMBER = re.compile(r"_\d+$")
+# the DYI shape's media lists, in the order their placeholder is chosen when a message has several
+_MEDIA_KEYS = (("photos", IMAGE), ("videos", VIDEO), ("gifs", GIF), ("audio_files", AUDIO), ("files", DOCUMENT))
+_EXTENSIONS = {
+    **dict.fromkeys(("jpg", "jpeg", "png", "webp", "heic", "bmp"), IMAGE),
+    **dict.fromkeys(("mp4", "mov", "m4v", "webm", "3gp"), VIDEO),
+    "gif": GIF,
+    **dict.fromkeys(("m4a", "mp3", "aac", "ogg", "opus", "wav", "amr"), AUDIO),
+}
+_SYSTEM_TYPES = ("Subscribe", "Unsubscribe", "Call")
+# Events written as an ordinary message, after the actor's name (or "You"): Messenger's English wording.
+_ACTOR_EVENT = re.compile(
+    r"(?:named the group\b|changed the group photo\.?$|removed the group photo\.?$|"
+    r"set the nickname for .+|set your nickname to .+|set (?:his|her|their|your) own nickname to .+|"
+    r"cleared (?:the|your|his|her|their) (?:own )?nickname|set the emoji to .+|changed the chat theme\.?$|"
+    r"changed the theme to .+|set the quick reaction to .+|started a video chat\.?$|started a call\.?$|"
+    r"joined the video chat\.?$|joined the call\.?$|started sharing video\.?$|"
+    r"(?:added|removed) .+ as a group admin\.?$|voted for .+ in the poll: .+|"
+    r"(?:removed|changed) (?:your |his |her |their )?vote (?:for|to) .+|started a plan\.?$|named the plan .+|"
+    r"updated the plan to .+|deleted the plan .+|responded (?:Going|Can't Go|Not Going) to .+|"
+    r"waved hello to the group\.?$|left the group\.?$|added .+ to the group\.?$|removed .+ from the group\.?$|"
+    r"joined the group(?: via .+)?\.?$|pinned a message\.?$|unpinned a message\.?$|"
+    r"missed a (?:video )?call from .+|missed (?:a|your) (?:video )?(?:call|chat) with .+|called you\.?$|"
+    r"turned (?:on|off) member approval.*|changed the group description.*|turned on disappearing messages.*|"
+    r"turned off disappearing messages.*)",
+    re.IGNORECASE,
+)
+_WHOLE_EVENT = re.compile(
+    r"^(?:The video chat ended\.?|The call ended\.?|You are now connected on Messenger\.?|"
+    r"Say hi to your new Facebook friend,? .+|This poll is no longer available\.?|You missed a (?:video )?call "
+    r"from .+|You called .+|.+ missed your (?:video )?call\.?|"
+    r"Messages and calls are secured with end-to-end encryption.*|"
+    r"Messages and calls are now secured with end-to-end encryption.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_POLL = re.compile(r"created a poll: (.+?)\.?$", re.IGNORECASE | re.DOTALL)
+# Instagram's notices of a reaction, written as a message of their own: whole, or after the reacting person's name
+_REACTION_NOTICE = re.compile(r"(?:Liked a message|Reacted .{1,16} to your message|Reacted to your message)",
+                              re.IGNORECASE | re.DOTALL)
+_ACTOR_REACTION = re.compile(r"(?:reacted .{1,16} to your message|liked a message)", re.IGNORECASE | re.DOTALL)
+# "<name> sent an attachment." beside the attachment (or where it was not exported), after the sender's name
+_ATTACHMENT_NOTE = re.compile(r"sent an? (?:attachment|link|photo|video|GIF|sticker|voice message)\.?",
+                              re.IGNORECASE)
+log = logging.getLogger(__name__)
+
+
+def looks_like_messenger(path: str | os.PathLike, head_bytes: int = 16384) -> bool:
+    """Cheap sniff for input-kind detection: a `.json` whose head reads like a Messenger or Instagram message file
+    (the DYI shape's `sender_name`/`timestamp_ms`, or the e2ee download's `senderName`/`threadName`). Never true
+    for a Telegram export (`from`, `date_unixtime`), so it can be asked first."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(head_bytes).decode("utf-8", errors="ignore")
+    except OSError:
+        return False
+    head = head.lstrip("\ufeff \t\r\n")
+    if not head.startswith("{") or '"messages"' not in head and '"participants"' not in head:
+        return False
+    if '"sender_name"' in head and ('"timestamp_ms"' in head or '"timestamp"' in head):
+        return True
+    if '"participants"' in head and ('"is_still_participant"' in head or '"thread_path"' in head):
+        return True  # a chat without messages, or a group whose participants fill the head
+    return '"senderName"' in head or '"threadName"' in head
+
+
+def part_number(path: str | os.PathLike) -> int | None:
+    """N of a `message_N.json`, else None."""
+    match = _PART.match(Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def chat_parts(path: str | os.PathLike) -> list[Path]:
+    """The files of the conversation `path` belongs to: every `message_N.json` in its folder, by N (message_1,
+    the newest, first); a file of another name alone."""
+    path = Path(path)
+    if part_number(path) is None:
+        return [path]
+    try:
+        siblings = [p for p in path.parent.iterdir() if part_number(p) is not None and p.is_file()]
+    except OSError:
+        return [path]
+    if path not in siblings:
+        siblings.append(path)
+    return sorted(siblings, key=lambda p: (part_number(p), p.name))
+
+
+def is_continuation_part(path: str | os.PathLike) -> bool:
+    """True for a `message_N.json` that is not the first part of its folder: `read_messenger_export` reads it with
+    the first one (and returns nothing for it alone)."""
+    path = Path(path)
+    return part_number(path) is not None and chat_parts(path)[0] != path
+
+
+def conversation_sha256(path: str | os.PathLike) -> str:
+    """The content hash of the conversation a `message_N.json` belongs to (all its parts, as `chat_parts`); a file's
+    own sha256 for any other file. What ingest should key a Messenger input's work on: a later part that changes
+    changes the chat read from `message_1.json`."""
+    return _combined([file_sha256(p) for p in chat_parts(path)])
+
+
+def _combined(digests: list[str]) -> str:
+    return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+
+
+def read_messenger_export(
+    path: str | os.PathLike,
+    skips: SkipCounter | None = None,
+    *,
+    tz: tzinfo | str | None = None,
+    source: str | None = None,
+    siblings: bool = True,
+) -> list[WhatsAppChat]:
+    """The conversations of a Messenger or Instagram JSON export, one `WhatsAppChat` each, oldest message first.
+
+    `path` is a message file, or a folder: a conversation's (`inbox/<name>_<id>/`) or a whole export's, in which
+    every `message_N.json` and every e2ee chat file is read, one chat per conversation folder (other JSON files
+    of the export are passed over). For a file named `message_N.json`, `siblings=True` reads the conversation's
+    other parts in the same folder with it, into one chat; the chat is returned for the first part present
+    (normally `message_1.json`), and nothing for the later ones (`is_continuation_part`), so that a folder given
+    file by file reads every conversation once. `siblings=False` reads the file alone.
+
+    `source` is "messenger" or "instagram"; left None, it is "instagram" when a folder of the path says so
+    (`your_instagram_activity`, `instagram-<user>-<date>`), else "messenger". `chat_id` is derived from the
+    sha256 of the conversation's files and its own id (`thread_path`, else the folder or file name). Records that
+    cannot be read are skipped and counted in `skips` and the chat's `stats["skipped"]`. Raises InputFileError
+    naming the file when a file given on its own (or a part of its conversation) is not such an export; in a
+    folder, such a file is counted (`messenger_unreadable_file`), logged, and the others read.
+    """
+    path = Path(path)
+    skips = skips if skips is not None else SkipCounter()
+    zone = resolve_tz(tz)
+    if path.is_dir():
+        return _read_folder(path, skips, zone, source)
+    if not path.exists():
+        raise InputFileError(f"{path}: no such file")
+    if siblings and is_continuation_part(path):
+        log.info("%s: read with %s, the first part of its conversation", path, chat_parts(path)[0].name)
+        return []
+    parts = chat_parts(path) if siblings else [path]
+    return [_read_chat(parts, skips, zone, source or source_for(path))]
+
+
+def source_for(path: str | os.PathLike) -> str:
+    """"instagram" when a folder or file name of `path` names Instagram, else "messenger"."""
+    return INSTAGRAM if any("instagram" in part.lower() for part in Path(path).parts) else SOURCE
+
+
+def _read_folder(folder: Path, skips: SkipCounter, zone: tzinfo, source: str | None) -> list[WhatsAppChat]:
+    groups: dict[Path, list[Path]] = {}
+    singles: list[Path] = []
+    for file in sorted(folder.rglob("*.json")):
+        if any(part.startswith(".") for part in file.relative_to(folder).parts) or not file.is_file():
+            continue
+        if part_number(file) is not None:
+            groups.setdefault(file.parent, []).append(file)
+        elif looks_like_messenger(file):
+            singles.append(file)
+    chats = []
+    conversations = [sorted(parts, key=lambda p: (part_number(p), p.name)) for parts in groups.values()]
+    for parts in conversations + [[single] for single in singles]:
+        try:
+            chats.append(_read_chat(parts, skips, zone, source or source_for(parts[0])))
+        except InputFileError as e:
+            log.warning("%s", e)
+            skips.skip("messenger_unreadable_file", str(parts[0]), str(e))
+    if not chats and not skips.counts.get("messenger_unreadable_file"):
+        raise InputFileError(f"{folder}: no Messenger or Instagram message file (message_N.json) in the folder")
+    return chats
+
+
+@dataclass
+class _Part:
+    path: Path
+    data: dict
+    digest: str
+    e2ee: bool
+    repair: bool  # whether its texts are the DYI mojibake
+
+
+def _load_part(path: Path) -> _Part:
+    digest = file_sha256(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        cut = e.reason == "unexpected end of data" and e.end == len(raw)
+        why = "it ends inside a character (a cut-short download or copy?)" if cut else f"byte {e.start}"
+        raise InputFileError(f"{path}: not UTF-8 text ({why}), not a Messenger/Instagram JSON export") from None
+    del raw
+    if not text.strip():
+        raise InputFileError(f"{path}: empty file, not a Messenger/Instagram JSON export")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        early = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+        ending = "; it ends early (a cut-short download or copy?)" if early else ""
+        raise InputFileError(
+            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}, "
+            "not a Messenger/Instagram JSON export"
+        ) from None
+    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
+        raise InputFileError(f"{path}: JSON this reader cannot hold ({str(e)[:80]})") from None
+    e2ee = _check_shape(data, path)
+    return _Part(path, data, digest, e2ee, _is_mojibake(data, e2ee))
+
+
+def _check_shape(data: object, path: Path) -> bool:
+    """Whether `data` is the e2ee shape (else the DYI one); InputFileError when it is neither."""
+    if not isinstance(data, dict):
+        raise InputFileError(
+            f"{path}: JSON {type(data).__name__}, not an object with 'messages' (not a Messenger/Instagram export)")
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        keys = ", ".join(map(str, list(data)[:6])) or "nothing"
+        raise InputFileError(
+            f"{path}: JSON without a 'messages' list (found {keys}), not a Messenger/Instagram message file "
+            "(messages/inbox/<chat>/message_1.json)")
+    records = [m for m in messages if isinstance(m, dict)]
+    dyi = any("sender_name" in m or "timestamp_ms" in m for m in records)
+    e2ee = any("senderName" in m for m in records)
+    if records and not (dyi or e2ee):
+        keys = ", ".join(sorted({str(k) for m in records[:20] for k in m})[:6])
+        raise InputFileError(
+            f"{path}: JSON with 'messages' but none with sender_name or senderName (found {keys}); another "
+            "program's export, not Messenger/Instagram's")
+    if not records and messages:
+        raise InputFileError(f"{path}: 'messages' holds no objects, not a Messenger/Instagram export")
+    if not messages and not any(k in data for k in ("participants", "title", "thread_path", "threadName")):
+        raise InputFileError(f"{path}: JSON with an empty 'messages' and nothing else of a Messenger chat")
+    return e2ee and not dyi or (not records and "threadName" in data)
+
+
+def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str) -> WhatsAppChat:
+    parts = [_load_part(p) for p in paths]
+    first = parts[0]
+    fix = _fixer(first.repair)
+    where = str(first.path.parent if len(parts) > 1 else first.path)
+    chat_skips = ChatSkips(skips, where)
+    records: list[SourceMessage] = []
+    for part in reversed(parts):  # the last part holds the oldest messages
+        fix_part = _fixer(part.repair)
+        read = _read_e2ee_message if part.e2ee else _read_dyi_message
+        messages = part.data["messages"]
+        numbered = list(enumerate(messages))
+        if _newest_first(messages, part.e2ee):
+            numbered.reverse()
+        for number, message in numbered:
+            locator = f"message {number}" if len(parts) == 1 else f"{part.path.name}:message {number}"
+            record = read(message, locator, zone, fix_part, chat_skips)
+            if record is not None:
+                records.append(record)
+    data = first.data
+    if first.e2ee:
+        raw_name = data.get("threadName") if isinstance(data.get("threadName"), str) else None
+        name = fix(_TRAILING_NUMBER.sub("", raw_name)) if raw_name else None
+        own_id = raw_name or first.path.stem
+        participants = [fix(p) for p in data["participants"] if isinstance(p, str)] \
+            if isinstance(data.get("participants"), list) else None
+        chat_type = None
+    else:
+        name = fix(data["title"]) if isinstance(data.get("title"), str) else None
+        own_id = data["thread_path"] if isinstance(data.get("thread_path"), str) else first.path.parent.name
+        listed = data.get("participants")
+        participants = [fix(p["name"]) for p in listed if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+            if isinstance(listed, list) else None
+        chat_type = data["thread_type"] if isinstance(data.get("thread_type"), str) else None
+    if chat_type is None and participants is not None:
+        chat_type = "group" if len(participants) > 2 else "one-to-one"
+    digest = _combined([p.digest for p in parts])
+    extra = {
+        "chat_type": chat_type,
+        "source_chat_id": _valid(own_id),
+        "participants": participants,
+        "is_still_participant": data.get("is_still_participant") if isinstance(
+            data.get("is_still_participant"), bool) else None,
+        "export_shape": "e2ee" if first.e2ee else "dyi",
+        "parts": [p.path.name for p in parts],
+        "mojibake_repaired": any(p.repair for p in parts),
+    }
+    return build_chat(
+        records,
+        chat_id=chat_id_for(digest, own_id),
+        path=first.path,
+        source=source,
+        name=name,
+        skipped=dict(chat_skips.counts),
+        extra=extra,
+    )
+
+
+def _newest_first(messages: list, e2ee: bool) -> bool:
+    """Whether a part lists its messages newest first (the DYI files do; the e2ee download does not): told by its
+    first and last readable times, else by the shape."""
+    key = "timestamp" if e2ee else "timestamp_ms"
+    stamps = [m.get(key, m.get("timestamp")) for m in (messages[0], messages[-1])
+              if isinstance(m, dict)] if messages else []
+    stamps = [s for s in stamps if isinstance(s, (int, float)) and not isinstance(s, bool)]
+    if len(stamps) == 2 and stamps[0] != stamps[1]:
+        return stamps[0] > stamps[1]
+    return not e2ee
+
+
+def _is_mojibake(data: dict, e2ee: bool) -> bool:
+    """Whether a file's texts are the DYI mojibake: of its title's, participants', senders' and texts' strings that
+    are not ASCII, at least as many read as UTF-8 bytes (and so are repaired) as do not (hold a character above
+    U+00FF, or real Latin-1 text). A DYI file is all mojibake but for the odd string; a copy already repaired, or
+    the e2ee download, has hardly a string that would decode."""
+    sender, body = ("senderName", "text") if e2ee else ("sender_name", "content")
+    listed = data.get("participants") if isinstance(data.get("participants"), list) else []
+    names = [p.get("name") if isinstance(p, dict) else p for p in listed]
+    values = [data.get("threadName" if e2ee else "title"), *names]
+    values += [v for m in data["messages"] if isinstance(m, dict) for v in (m.get(sender), m.get(body))]
+    decodes = other = 0
+    for value in values:
+        if isinstance(value, str) and not value.isascii():
+            try:
+                value.encode("latin-1").decode("utf-8")
+                decodes += 1
+            except (UnicodeEncodeError, UnicodeDecodeError):
+                other += 1
+    return decodes > 0 and decodes >= other
+
+
+def _fixer(repair: bool):
+    return repair_mojibake if repair else _valid
+
+
+def repair_mojibake(text: str) -> str:
+    """`text` as it was written, when it is the DYI exports' UTF-8-read-as-Latin-1 ("Ã©" → "é"); else unchanged."""
+    if text.isascii():
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return _valid(text)
+
+
+def _valid(text: str) -> str:
+    """Lone UTF-16 surrogates (cannot be written as UTF-8) as U+FFFD."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _epoch_seconds(value: object, milliseconds: bool | None) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    if milliseconds is None:  # `timestamp`: seconds in the 2018 exports, ms elsewhere (1e11 s is year 5138)
+        milliseconds = abs(value) >= 1e11
+    return value / 1000 if milliseconds else float(value)
+
+
+def _time(message: dict, e2ee: bool, zone: tzinfo) -> datetime | None:
+    if e2ee:
+        seconds = _epoch_seconds(message.get("timestamp"), None)
+    elif "timestamp_ms" in message:
+        seconds = _epoch_seconds(message.get("timestamp_ms"), True)
+    else:
+        seconds = _epoch_seconds(message.get("timestamp"), None)
+    try:
+        return local_time(seconds, zone) if seconds is not None else None
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _read_dyi_message(message: object, locator: str, zone: tzinfo, fix, skips: ChatSkips) -> SourceMessage | None:
+    if not isinstance(message, dict):
+        skips.skip("messenger_malformed_message", locator, f"a {type(message).__name__}, not an object")
+        return None
+    timestamp = _time(message, False, zone)
+    if timestamp is None:
+        found = message.get("timestamp_ms", message.get("timestamp"))
+        skips.skip("messenger_bad_timestamp", locator, repr(found)[:60])
+        return None
+    sender = message.get("sender_name")
+    if not isinstance(sender, str) or not sender.strip():
+        skips.skip("messenger_no_sender", locator, f"sender_name {sender!r}"[:60])
+        return None
+    author = fix(sender).strip()
+    content = message.get("content", "")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        skips.skip("messenger_malformed_message", locator, f"content is a {type(content).__name__}")
+        return None
+    text = fix(content).strip()
+    kind_of_record = message.get("type")
+    if message.get("is_unsent") is True:
+        return SourceMessage(locator, timestamp, author, DELETED_TEXT, "deleted")
+    if kind_of_record in _SYSTEM_TYPES:
+        return SourceMessage(locator, timestamp, None, text or _event_text(message, author, fix), "system")
+    placeholder = _dyi_placeholder(message)
+    share = message.get("share") if isinstance(message.get("share"), dict) else None
+    if placeholder is not None or share is not None:
+        if _attachment_note(text, author):
+            text = ""
+        link = share.get("link") if share is not None and isinstance(share.get("link"), str) else None
+        if placeholder is None and link:
+            link = fix(link).strip()
+            body = text if link in text else f"{text}\n{link}".strip()
+            return SourceMessage(locator, timestamp, author, body, "text")
+        placeholder = placeholder or MEDIA
+        return SourceMessage(locator, timestamp, author, f"{placeholder}\n{text}" if text else placeholder, "media")
+    return _text_record(locator, timestamp, author, text, skips)
+
+
+def _read_e2ee_message(message: object, locator: str, zone: tzinfo, fix, skips: ChatSkips) -> SourceMessage | None:
+    if not isinstance(message, dict):
+        skips.skip("messenger_malformed_message", locator, f"a {type(message).__name__}, not an object")
+        return None
+    timestamp = _time(message, True, zone)
+    if timestamp is None:
+        skips.skip("messenger_bad_timestamp", locator, repr(message.get("timestamp"))[:60])
+        return None
+    sender = message.get("senderName")
+    if not isinstance(sender, str) or not sender.strip():
+        skips.skip("messenger_no_sender", locator, f"senderName {sender!r}"[:60])
+        return None
+    author = fix(sender).strip()
+    content = message.get("text", "")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        skips.skip("messenger_malformed_message", locator, f"text is a {type(content).__name__}")
+        return None
+    text = fix(content).strip()
+    if message.get("isUnsent") is True:
+        return SourceMessage(locator, timestamp, author, DELETED_TEXT, "deleted")
+    media = message.get("media")
+    if isinstance(media, list) and media:
+        placeholder = _uri_placeholder(media[0].get("uri") if isinstance(media[0], dict) else None)
+        if _attachment_note(text, author):
+            text = ""
+        return SourceMessage(locator, timestamp, author, f"{placeholder}\n{text}" if text else placeholder, "media")
+    if message.get("type") == "placeholder":  # what Meta writes where it cannot show a message
+        return SourceMessage(locator, timestamp, None, text or "message unavailable", "system")
+    return _text_record(locator, timestamp, author, text, skips)
+
+
+def _text_record(locator: str, timestamp: datetime, author: str, text: str,
+                 skips: ChatSkips) -> SourceMessage | None:
+    if not text:
+        skips.skip("messenger_empty_message", locator, "no text, media or share")
+        return None
+    rest = _after_actor(text, author)
+    if _REACTION_NOTICE.fullmatch(text) or rest is not None and _ACTOR_REACTION.fullmatch(rest):
+        skips.skip("messenger_reaction_notice", locator, text[:60])
+        return None
+    if _attachment_note(text, author):  # an attachment the export left out
+        return SourceMessage(locator, timestamp, author, MEDIA, "media")
+    poll = _event_poll(text, author)
+    if poll is not None:
+        return SourceMessage(locator, timestamp, author, f"POLL:\n{poll}", "poll")
+    if _is_event(text, author):
+        return SourceMessage(locator, timestamp, None, text, "system")
+    return SourceMessage(locator, timestamp, author, text, "text")
+
+
+def _after_actor(text: str, author: str) -> str | None:
+    """What follows the author's name (or "You") at the start of `text`, else None."""
+    for actor in (author, "You"):
+        if text.startswith(actor + " "):
+            return text[len(actor) + 1:]
+    return None
+
+
+def _attachment_note(text: str, author: str) -> bool:
+    rest = _after_actor(text, author)
+    return rest is not None and _ATTACHMENT_NOTE.fullmatch(rest) is not None
+
+
+def _is_event(text: str, author: str) -> bool:
+    if _WHOLE_EVENT.match(text):
+        return True
+    rest = _after_actor(text, author)
+    return rest is not None and "\n" not in rest and _ACTOR_EVENT.match(rest) is not None
+
+
+def _event_poll(text: str, author: str) -> str | None:
+    rest = _after_actor(text, author)
+    match = _POLL.match(rest) if rest is not None else None
+    return match.group(1).strip() if match else None
+
+
+def _dyi_placeholder(message: dict) -> str | None:
+    for key, placeholder in _MEDIA_KEYS:
+        value = message.get(key)
+        if isinstance(value, list) and value:
+            return placeholder
+    if isinstance(message.get("sticker"), dict):
+        return STICKER
+    return None
+
+
+def _uri_placeholder(uri: object) -> str:
+    if not isinstance(uri, str):
+        return MEDIA
+    extension = uri.rsplit(".", 1)[-1].lower() if "." in uri.rsplit("/", 1)[-1] else ""
+    return _EXTENSIONS.get(extension, MEDIA)
+
+
+def _event_text(message: dict, author: str, fix) -> str:
+    """The line of a Subscribe, Unsubscribe or Call record that has no `content` (English, like Telegram's)."""
+    kind_of_record = message.get("type")
+    users = message.get("users")
+    names = ", ".join(fix(u["name"]) for u in _dicts(users) if isinstance(u.get("name"), str))
+    if kind_of_record == "Subscribe":
+        return f"{author} added {names}" if names else f"{author} added members"
+    if kind_of_record == "Unsubscribe":
+        if not names or names == author:
+            return f"{author} left the group"
+        return f"{author} removed {names}"
+    if message.get("missed") is True:
+        return f"Missed call from {author}"
+    seconds = message.get("call_duration")
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0:
+        return f"{author} called ({int(seconds)} s)"
+    return f"{author} called"
+
+
+def _dicts(value: object) -> Iterable[dict]:
+    return (v for v in value if isinstance(v, dict)) if isinstance(value, list) else ()

@@ -1,0 +1,365 @@
+"""Meta's Messenger / Instagram JSON exports → chats: split parts, every record shape, the mojibake, and refusals."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pyarrow as pa
+import pytest
+
+from storage.schemas import MESSAGE_SCHEMA
+from tasks.messenger import (
+    conversation_sha256,
+    is_continuation_part,
+    looks_like_messenger,
+    read_messenger_export,
+    repair_mojibake,
+)
+from tasks.records import InputFileError, SkipCounter
+from tasks.telegram import looks_like_telegram
+from tasks.whatsapp import chat_to_documents
+from tasks.whatsapp.classify import is_deleted, is_media
+
+T0 = 1_710_439_325_000  # 2024-03-14 18:02:05 UTC, in ms
+MIN = 60_000
+
+
+def moji(text: str) -> str:
+    """`text` as the DYI exports write it: each UTF-8 byte as its own code point (json.dumps → \\u00XX)."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+def msg(sender, minute, content=None, **fields):
+    m = {"sender_name": moji(sender), "timestamp_ms": T0 + minute * MIN, "is_geoblocked_for_viewer": False}
+    if content is not None:
+        m["content"] = moji(content)
+    return {**m, **fields}
+
+
+def thread(messages, title="Radosław", participants=("Radosław", "Zoë"), path="inbox/radoslaw_123", **fields):
+    return {
+        "participants": [{"name": moji(p)} for p in participants],
+        "messages": sorted(messages, key=lambda m: -m.get("timestamp_ms", 0)),  # newest first, as Meta writes
+        "title": moji(title),
+        "is_still_participant": True,
+        "thread_type": "RegularGroup" if len(participants) > 2 else "Regular",
+        "thread_path": path,
+        "magic_words": [],
+        **fields,
+    }
+
+
+def write(folder, data, name="message_1.json"):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(data), encoding="utf-8")  # ensure_ascii: the file holds \u00c5\u0082 escapes
+    return path
+
+
+def rows(chat):
+    return [(m.author, m.kind, m.text) for m in chat.messages]
+
+
+def test_a_chat_split_in_two_parts_is_one_chat_oldest_first(tmp_path):
+    folder = tmp_path / "messages" / "inbox" / "radoslaw_123"
+    newer = [msg("Zoë", 10, "à demain 😂"), msg("Radosław", 9, "Dobrze, widzimy się jutro")]
+    older = [msg("Radosław", 1, "Cześć! Jak się masz?"), msg("Zoë", 2, "Très bien, merci")]
+    first = write(folder, thread(newer))
+    second = write(folder, thread(older), "message_2.json")
+    assert first.read_text().count("\\u00c5\\u0082") >= 2  # "ł" written as two Latin-1 escapes
+
+    [chat] = read_messenger_export(first, tz="Europe/Warsaw")
+    assert rows(chat) == [
+        ("Radosław", "text", "Cześć! Jak się masz?"),
+        ("Zoë", "text", "Très bien, merci"),
+        ("Radosław", "text", "Dobrze, widzimy się jutro"),
+        ("Zoë", "text", "à demain 😂"),  # a 4-byte character repaired from four escapes
+    ]
+    assert chat.messages[0].timestamp == datetime(2024, 3, 14, 19, 3, 5)  # UTC 18:03:05 in Warsaw
+    assert chat.stats["chat_name"] == "Radosław" and chat.stats["participants"] == ["Radosław", "Zoë"]
+    assert chat.stats["source"] == "messenger" and chat.stats["chat_type"] == "Regular"
+    assert chat.stats["parts"] == ["message_1.json", "message_2.json"] and chat.stats["mojibake_repaired"]
+    assert chat.source_file == "message_1.json" and chat.stats["source_chat_id"] == "inbox/radoslaw_123"
+
+    # the later part gives nothing alone (it was read with message_1); the folder gives the same chat
+    assert is_continuation_part(second) and not is_continuation_part(first)
+    assert read_messenger_export(second) == []
+    [again] = read_messenger_export(folder)
+    assert again.chat_id == chat.chat_id and len(again.messages) == 4
+    [alone] = read_messenger_export(second, siblings=False)
+    assert [m.text for m in alone.messages] == ["Cześć! Jak się masz?", "Très bien, merci"]
+    assert alone.chat_id != chat.chat_id
+    # the conversation's hash covers every part: a changed message_2 changes what message_1 stands for
+    before = conversation_sha256(first)
+    write(folder, thread([*older, msg("Zoë", 3, "one more")]), "message_2.json")
+    assert conversation_sha256(first) != before
+    with pytest.raises(InputFileError, match="missing.json: no such file"):
+        conversation_sha256(folder / "missing.json")
+
+
+def test_group_events_polls_calls_and_unsent(tmp_path):
+    people = ("Ana", "Bo", "Cy")
+    messages = [
+        msg("Ana", 0, "Ana added Bo and Cy to the group.", type="Subscribe", users=[{"name": "Bo"}, {"name": "Cy"}]),
+        msg("Ana", 1, None, type="Subscribe", users=[{"name": "Dee"}]),
+        msg("Ana", 2, "Ana named the group Hike crew."),
+        msg("Bo", 3, "Bo created a poll: Which Saturday?."),
+        msg("Cy", 4, 'Cy voted for "the 6th" in the poll: Which Saturday?.'),
+        msg("Bo", 5, "Bo started a video chat."),
+        msg("Bo", 6, "The video chat ended."),
+        msg("Cy", 7, None, type="Call", call_duration=65),
+        msg("Cy", 8, None, type="Call", call_duration=0, missed=True),
+        msg("Ana", 9, None, type="Generic", is_unsent=True, reactions=[{"reaction": moji("😍"), "actor": "Bo"}]),
+        msg("Bo", 10, "she named the group chat after her cat lol"),  # not an event: it does not start with "Bo "
+        msg("Cy", 11, None, type="Unsubscribe", users=[{"name": "Cy"}]),
+        msg("Ana", 12, None, type="Unsubscribe", users=[{"name": "Bo"}]),
+        msg("Bo", 13, "You are now connected on Messenger"),
+        msg("Ana", 14, "Ana set the nickname for Bo to Bobo."),
+    ]
+    [chat] = read_messenger_export(write(tmp_path / "hikecrew_9", thread(messages, "Hike crew", people)))
+    assert rows(chat) == [
+        (None, "system", "Ana added Bo and Cy to the group."),  # Meta's own wording kept when written
+        (None, "system", "Ana added Dee"),
+        (None, "system", "Ana named the group Hike crew."),
+        ("Bo", "poll", "POLL:\nWhich Saturday?"),
+        (None, "system", 'Cy voted for "the 6th" in the poll: Which Saturday?.'),
+        (None, "system", "Bo started a video chat."),
+        (None, "system", "The video chat ended."),
+        (None, "system", "Cy called (65 s)"),
+        (None, "system", "Missed call from Cy"),
+        ("Ana", "deleted", "This message was deleted"),
+        ("Bo", "text", "she named the group chat after her cat lol"),
+        (None, "system", "Cy left the group"),
+        (None, "system", "Ana removed Bo"),
+        (None, "system", "You are now connected on Messenger"),
+        (None, "system", "Ana set the nickname for Bo to Bobo."),
+    ]
+    assert is_deleted(chat.messages[9].text)
+    assert chat.stats["chat_type"] == "RegularGroup" and chat.stats["messages"] == 15  # the reaction is no message
+
+
+def test_every_media_kind_with_its_caption(tmp_path):
+    uri = {"uri": "messages/inbox/x/photos/1.jpg", "creation_timestamp": 1710439325}
+    messages = [
+        msg("Ana", 0, None, photos=[uri, uri]),
+        msg("Ana", 1, "the view ☀️", photos=[uri]),
+        msg("Bo", 2, None, videos=[{"uri": "v.mp4", "thumbnail": {"uri": "v.mp4"}}]),
+        msg("Bo", 3, None, gifs=[{"uri": "g.gif"}]),
+        msg("Ana", 4, None, audio_files=[{"uri": "a.mp4"}]),
+        msg("Ana", 5, None, files=[{"uri": "notes.tex"}]),
+        msg("Bo", 6, None, sticker={"uri": "messages/stickers_used/1.png"}),
+        msg("Bo", 7, "Bo sent an attachment.", photos=[uri]),  # Meta's note beside it is no caption
+        msg("Ana", 8, "Ana sent an attachment."),  # an attachment the export left out
+    ]
+    [chat] = read_messenger_export(write(tmp_path / "x_1", thread(messages, "x", ("Ana", "Bo"))))
+    assert [m.text for m in chat.messages] == [
+        "image omitted", "image omitted\nthe view ☀️", "video omitted", "GIF omitted", "audio omitted",
+        "document omitted", "sticker omitted", "image omitted", "<Media omitted>",
+    ]
+    assert {m.kind for m in chat.messages} == {"media"} and all(is_media(m.text) for m in chat.messages)
+
+
+def test_shares_reactions_and_reaction_notices(tmp_path):
+    link = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
+    messages = [
+        msg("Ana", 0, "look at this", type="Share", share={"link": link}),
+        msg("Bo", 1, link, type="Share", share={"link": link}),
+        msg("Ana", 2, "Ana sent a link.", type="Share", share={"link": link, "share_text": "someone else's caption"}),
+        msg("Bo", 3, None, type="Share", share={"share_text": "Live location, last updated 8 September"}),
+        msg("Ana", 4, "haha", reactions=[{"reaction": moji("😂"), "actor": "Bo"}]),
+        msg("Bo", 5, "Liked a message"),
+        msg("Bo", 6, "Bo reacted 😂 to your message"),
+    ]
+    skips = SkipCounter()
+    [chat] = read_messenger_export(write(tmp_path / "x_1", thread(messages, "x", ("Ana", "Bo"))), skips)
+    assert rows(chat) == [
+        ("Ana", "text", f"look at this\n{link}"),
+        ("Bo", "text", link),
+        ("Ana", "text", link),
+        ("Bo", "media", "<Media omitted>"),
+        ("Ana", "text", "haha"),
+    ]
+    assert dict(skips.counts) == {"messenger_reaction_notice": 2}
+    assert "x_1/message_1.json#message " in skips.examples["messenger_reaction_notice"]
+
+
+def test_mojibake_is_repaired_only_where_it_can_be(tmp_path):
+    assert repair_mojibake(moji("Radosław 👍🏽 naïve")) == "Radosław 👍🏽 naïve"
+    # real Latin-1 text is not valid UTF-8 once encoded: it stays as written
+    for real in ("SÃO PAULO", "café", "Ã", "ÃO", "£5 ½ price", "plain ascii"):
+        assert repair_mojibake(real) == real
+
+    # a copy already repaired by some tool: most strings do not decode, so none is touched, not even "Ã©tÃ©"
+    repaired = thread([msg("Ana", 0), msg("Ana", 1), msg("Ana", 2)], "Łódź trip", ("Ana", "Bo"))
+    for message, text in zip(repaired["messages"], ["Ã©tÃ©", "Łódź", "café ☕"], strict=True):
+        message["content"] = text
+    repaired["title"] = "Łódź trip"  # as the tool wrote it back
+    [chat] = read_messenger_export(write(tmp_path / "fixed_1", repaired))
+    assert [m.text for m in chat.messages] == ["café ☕", "Łódź", "Ã©tÃ©"]
+    assert chat.stats["chat_name"] == "Łódź trip" and not chat.stats["mojibake_repaired"]
+
+    # a mojibake file with strings written otherwise (real Latin-1, curly quotes): those stay, the rest is repaired
+    mixed = thread([msg("Zoë", 0, "São Paulo"), msg("Zoë", 1), msg("Zoë", 2)], "x", ("Zoë", "Bo"))
+    mixed["messages"][0]["content"] = "SÃO PAULO"
+    mixed["messages"][1]["content"] = "\u201cquoted\u201d"
+    [chat] = read_messenger_export(write(tmp_path / "mixed_1", mixed))
+    assert [m.text for m in chat.messages] == ["São Paulo", "\u201cquoted\u201d", "SÃO PAULO"]
+    assert {m.author for m in chat.messages} == {"Zoë"} and chat.stats["mojibake_repaired"]
+
+
+def test_instagram_export_is_told_by_its_folder(tmp_path):
+    folder = tmp_path / "instagram-zoe-2024-05-01" / "your_instagram_activity" / "messages" / "inbox" / "ana_17"
+    data = thread([msg("ana.b", 0, "hej 👋"), msg("zoe", 1, "hi!"), msg("ana.b", 2, "Liked a message")],
+                  "ana.b", ("ana.b", "zoe"), "inbox/ana_17")
+    path = write(folder, data)
+    assert looks_like_messenger(path)
+    skips = SkipCounter()
+    [chat] = read_messenger_export(path, skips)
+    assert chat.stats["source"] == "instagram" and rows(chat) == [("ana.b", "text", "hej 👋"), ("zoe", "text", "hi!")]
+    assert skips.counts["messenger_reaction_notice"] == 1
+    assert read_messenger_export(path, source="messenger")[0].stats["source"] == "messenger"
+
+
+E2EE = {
+    "participants": ["Zoë", "Jana Nováková"],
+    "threadName": "Jana Nováková_7",
+    "messages": [
+        {"isUnsent": False, "media": [], "reactions": [{"actor": "Zoë", "reaction": "❤"}],
+         "senderName": "Jana Nováková", "text": "tajná zpráva 🍺", "timestamp": T0, "type": "text"},
+        {"isUnsent": False, "media": [{"uri": "./media/e2ee.jpeg"}], "reactions": [], "senderName": "Zoë",
+         "text": "", "timestamp": T0 + MIN, "type": "media"},
+        {"isUnsent": True, "media": [], "reactions": [], "senderName": "Zoë", "text": "User unsent a message",
+         "timestamp": T0 + 2 * MIN, "type": "placeholder"},
+        {"isUnsent": False, "media": [{"uri": "Failed to download media"}], "reactions": [],
+         "senderName": "Jana Nováková", "text": "to je on", "timestamp": T0 + 3 * MIN, "type": "media"},
+        {"isUnsent": False, "media": [{"uri": "./media/clip.mp4"}], "reactions": [], "senderName": "Zoë",
+         "text": "", "timestamp": T0 + 4 * MIN, "type": "media"},
+        {"isUnsent": False, "media": [], "reactions": [], "senderName": "Zoë", "text": "https://example.org/a",
+         "timestamp": T0 + 5 * MIN, "type": "link"},
+    ],
+}
+
+
+def test_end_to_end_encrypted_download(tmp_path):
+    path = tmp_path / "messages" / "Jana Nováková_7.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(E2EE, ensure_ascii=False), encoding="utf-8")  # clean UTF-8, no mojibake
+    assert looks_like_messenger(path)
+    [chat] = read_messenger_export(path)
+    assert rows(chat) == [
+        ("Jana Nováková", "text", "tajná zpráva 🍺"),
+        ("Zoë", "media", "image omitted"),
+        ("Zoë", "deleted", "This message was deleted"),
+        ("Jana Nováková", "media", "<Media omitted>\nto je on"),
+        ("Zoë", "media", "video omitted"),
+        ("Zoë", "text", "https://example.org/a"),
+    ]
+    assert chat.stats["chat_name"] == "Jana Nováková" and chat.stats["export_shape"] == "e2ee"
+    assert chat.stats["participants"] == ["Zoë", "Jana Nováková"] and chat.stats["chat_type"] == "one-to-one"
+    # the same download escaped (ensure_ascii) reads the same: "á" is one \u00e1, not a UTF-8 byte pair
+    path.write_text(json.dumps(E2EE), encoding="utf-8")
+    assert rows(read_messenger_export(path)[0]) == rows(chat)
+    # and a whole folder: the DYI parts and the e2ee file, other JSON of the export passed over
+    write(tmp_path / "messages" / "inbox" / "x_1", thread([msg("Ana", 0, "hi")], "x", ("Ana", "Bo")))
+    (tmp_path / "messages" / "autofill_information.json").write_text('{"media": [], "label_values": []}')
+    chats = read_messenger_export(tmp_path)
+    assert sorted(c.stats["chat_name"] for c in chats) == ["Jana Nováková", "x"]
+
+
+def test_participants_missing_and_bad_records_are_counted(tmp_path):
+    data = thread([msg("Ana", 0, "one"), msg("Bo", 1, "two")], "x", ("Ana", "Bo"))
+    del data["participants"]
+    data["messages"] += [
+        {"sender_name": "Ana", "timestamp_ms": T0 + 5 * MIN, "content": 42},
+        {"sender_name": "Ana", "timestamp_ms": "yesterday", "content": "when?"},
+        {"timestamp_ms": T0 + 6 * MIN, "content": "who?"},
+        {"sender_name": "Ana", "timestamp_ms": T0 + 7 * MIN},  # nothing to show
+        "not an object",
+    ]
+    skips = SkipCounter()
+    [chat] = read_messenger_export(write(tmp_path / "x_1", data), skips)
+    assert [m.text for m in chat.messages] == ["one", "two"] and chat.stats["participants"] is None
+    expected = {"messenger_malformed_message": 2, "messenger_bad_timestamp": 1, "messenger_no_sender": 1,
+                "messenger_empty_message": 1}
+    assert dict(skips.counts) == expected and chat.stats["skipped"] == expected
+    assert skips.examples["messenger_bad_timestamp"].endswith("x_1/message_1.json#message 3: 'yesterday'")
+
+
+def test_legacy_seconds_timestamps_and_ascending_files(tmp_path):
+    data = {"participants": [{"name": "Ana"}], "title": "x", "messages": [
+        {"sender_name": "Ana", "timestamp": 1524558089, "content": "first", "type": "Generic"},
+        {"sender_name": "Ana", "timestamp": 1524558090, "content": "second", "type": "Generic"},
+    ]}
+    [chat] = read_messenger_export(write(tmp_path / "x_1", data))
+    assert [m.text for m in chat.messages] == ["first", "second"]
+    assert chat.messages[0].timestamp == datetime(2018, 4, 24, 8, 21, 29)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"name": "x", "list": []}', "without a 'messages' list"),
+        ('{"messages": [{"id": 1, "type": "message", "from": "Kim", "date": "2024-01-01T00:00:00"}]}',
+         "none with sender_name or senderName"),
+        ("[1, 2, 3]", "not an object with 'messages'"),
+        ('{\n "participants": [{"name": "A"}],\n "messages": [\n  {"sender_name": "A", "timestamp_ms": 1, "con',
+         "it ends early"),
+        ('{"messages": [}', "not valid JSON (line 1"),
+        (b"\xff\xfe\x00garbage", "not UTF-8"),
+        ("", "empty file"),
+    ],
+)
+def test_files_that_are_not_exports_are_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "message_1.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(InputFileError) as err:
+        read_messenger_export(path)
+    assert message in str(err.value) and str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_bad_part_fails_its_chat_and_a_folder_counts_it(tmp_path):
+    folder = tmp_path / "inbox" / "x_1"
+    first = write(folder, thread([msg("Ana", 5, "new")], "x", ("Ana", "Bo")))
+    (folder / "message_2.json").write_text('{"participants": [], "messages": [{"sender_name": "A", "timest')
+    with pytest.raises(InputFileError, match="message_2.json: not valid JSON .* ends early"):
+        read_messenger_export(first)
+    write(tmp_path / "inbox" / "y_2", thread([msg("Ana", 1, "fine")], "y", ("Ana", "Bo")))
+    skips = SkipCounter()
+    [chat] = read_messenger_export(tmp_path, skips)
+    assert chat.stats["chat_name"] == "y" and skips.counts["messenger_unreadable_file"] == 1
+
+
+def test_sniffing_tells_messenger_from_telegram(tmp_path):
+    messenger = write(tmp_path / "x_1", thread([msg("Ana", 0, "hi", type="Generic")], "x", ("Ana", "Bo")))
+    telegram = tmp_path / "result.json"
+    telegram.write_text(json.dumps({"name": "x", "type": "personal_chat", "id": 1, "messages": [
+        {"id": 1, "type": "message", "date": "2024-05-01T10:00:00", "from": "Kim", "text": "hi"}]}))
+    other = tmp_path / "autofill_information.json"
+    other.write_text('{"media": [], "label_values": []}')
+    assert looks_like_messenger(messenger) and not looks_like_messenger(telegram)
+    assert not looks_like_messenger(other) and not looks_like_messenger(tmp_path / "missing.json")
+    # Telegram's sniff also matches a Messenger file ("messages" and "type"): ask looks_like_messenger first
+    assert looks_like_telegram(messenger)
+
+
+def test_rows_fit_the_messages_schema_and_documents_keep_authors(tmp_path):
+    messages = [msg("Radosław", 0, "Cześć"), msg("Zoë", 1, None, photos=[{"uri": "p.jpg"}]), msg("Zoë", 2, "hej")]
+    [chat] = read_messenger_export(write(tmp_path / "r_1", thread(messages)))
+    pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
+    [doc] = chat_to_documents(chat)
+    assert doc.text.splitlines() == ["Radosław: Cześć", "Zoë: hej"]
+
+
+def test_a_chat_of_many_parts_is_read_whole_and_in_order(tmp_path):
+    # messages/s: bench/bench_whatsapp.py's per-source table
+    folder = tmp_path / "inbox" / "big_1"
+    count, per_file = 30_000, 10_000
+    for part in range(count // per_file):
+        start = (count // per_file - 1 - part) * per_file  # message_1 holds the newest
+        batch = [msg("Zoë" if i % 2 else "Radosław", start + i, f"wiadomość numer {i} 😂") for i in range(per_file)]
+        write(folder, thread(batch), f"message_{part + 1}.json")
+    [chat] = read_messenger_export(folder / "message_1.json")
+    assert len(chat.messages) == count and chat.messages[0].text == "wiadomość numer 0 😂"
+    stamps = [m.timestamp for m in chat.messages]
+    assert stamps == sorted(stamps)

@@ -1,0 +1,338 @@
+"""Discord exports → chats: DiscordChatExporter's JSON (a DM, a server channel) and Discord's own data package
+(messages.json and messages.csv), and what is refused or skipped."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pyarrow as pa
+import pytest
+
+from storage.schemas import MESSAGE_SCHEMA
+from tasks.discord import is_discord_package_metadata, looks_like_discord, read_discord_export
+from tasks.records import InputFileError, SkipCounter
+from tasks.whatsapp import chat_to_documents
+
+SAM = {"id": "111", "name": "sam.lee", "discriminator": "0000", "nickname": "Sam", "isBot": False}
+KIM = {"id": "222", "name": "kim_k", "discriminator": "0000", "nickname": "Kim", "isBot": False}
+ALEX = {"id": "333", "name": "alexr", "discriminator": "4242", "nickname": "Alex", "isBot": False}
+BOT = {"id": "999", "name": "Dyno", "discriminator": "3861", "nickname": "Dyno", "isBot": True}
+
+
+def _message(id_, author, content="", type_="Default", ts="2024-03-14T18:00:00+01:00", **fields):
+    return {"id": id_, "type": type_, "timestamp": ts, "timestampEdited": None, "callEndedTimestamp": None,
+            "isPinned": False, "content": content, "author": author, "attachments": [], "embeds": [],
+            "stickers": [], "reactions": [], "mentions": [], "inlineEmojis": [], **fields}
+
+
+DM = {
+    "guild": {"id": "0", "name": "Direct Messages", "iconUrl": "https://cdn.discordapp.com/embed/avatars/0.png"},
+    "channel": {"id": "5001", "type": "DirectTextChat", "categoryId": None, "category": "Private",
+                "name": "Kim", "topic": None},
+    "dateRange": {"after": None, "before": None},
+    "exportedAt": "2024-04-01T10:00:00+01:00",
+    "messages": [
+        _message("1", SAM, "Hey, free on Saturday?", ts="2024-03-14T18:02:05.123+01:00"),
+        _message("2", KIM, "Yes! which trail?", "Reply", "2024-03-14T18:03:10+01:00",
+                 reference={"type": "Default", "messageId": "1", "channelId": "5001", "guildId": None}),
+        _message("3", SAM, "", ts="2024-03-14T18:04:00+01:00",
+                 attachments=[{"id": "71", "url": "https://cdn.discordapp.com/attachments/5001/71/map.png",
+                               "fileName": "map.png", "fileSizeBytes": 123456}]),
+        _message("4", KIM, "the view last time", ts="2024-03-14T18:05:00+01:00",
+                 attachments=[{"id": "72", "url": "clip.MP4", "fileName": "clip.MP4", "fileSizeBytes": 9},
+                              {"id": "73", "url": "x", "fileName": "voice-message.ogg", "fileSizeBytes": 9}]),
+        _message("5", SAM, "", ts="2024-03-14T18:06:00+01:00",
+                 stickers=[{"id": "81", "name": "Wave", "format": "Apng", "sourceUrl": "s.png"}]),
+        _message("6", SAM, "Meet at 8 then", "Reply", "2024-03-14T18:07:00+01:00",
+                 timestampEdited="2024-03-14T18:08:00+01:00",
+                 reference={"type": "Default", "messageId": "424242", "channelId": "5001", "guildId": None}),
+        _message("7", SAM, "Started a call that lasted 12 minutes.", "Call", "2024-03-14T20:00:00+01:00",
+                 callEndedTimestamp="2024-03-14T20:12:00+01:00"),
+        # a forward: its reference is no reply, the forwarded text is kept
+        _message("8", KIM, "", ts="2024-03-14T20:30:00+01:00",
+                 reference={"type": "Forward", "messageId": "77", "channelId": "6000", "guildId": "1"},
+                 forwardedMessage={"timestamp": "2024-03-10T08:00:00+00:00", "timestampEdited": None,
+                                   "content": "Trail closed north of the lake until April.",
+                                   "attachments": [], "embeds": [], "stickers": []}),
+    ],
+    "messageCount": 8,
+}
+
+GUILD = {
+    "guild": {"id": "9000", "name": "Hiking Club", "iconUrl": None},
+    "channel": {"id": "9100", "type": "GuildTextChat", "categoryId": "9001", "category": "Trips",
+                "name": "general", "topic": "plans"},
+    "dateRange": {"after": None, "before": None},
+    "messages": [
+        _message("10", ALEX, "Joined the server.", "GuildMemberJoin", "2024-04-01T09:00:00+00:00"),
+        # raw markup, as `--markdown false` writes it: mentions, custom and animated emoji, channel, role, time
+        _message("11", SAM, "hi <@333> and <@!222> <:wave:555> <a:party:556> see <#9100> <@&77> <#123> <@888>",
+                 ts="2024-04-01T09:01:00+00:00",
+                 mentions=[{"id": "333", "name": "alexr", "nickname": "Alex"},
+                           {"id": "222", "name": "kim_k", "nickname": "Kim"}]),
+        # rendered markup (DiscordChatExporter's default) is kept as it is
+        _message("12", KIM, "@Sam :wave: #general", ts="2024-04-01T09:02:00+00:00"),
+        _message("13", ALEX, "Pinned a message.", "ChannelPinnedMessage", "2024-04-01T09:03:00+00:00",
+                 reference={"type": "Default", "messageId": "11", "channelId": "9100", "guildId": "9000"}),
+        _message("14", BOT, "", ts="2024-04-01T09:04:00+00:00",
+                 embeds=[{"title": "Welcome!", "description": "Read #rules", "fields": [
+                     {"name": "Members", "value": "42", "isInline": False}]}]),
+        _message("15", BOT, "Alex reached level 2", ts="2024-04-01T09:05:00+00:00"),
+        # a reply to a message of another channel: unresolved, never matched against this channel's ids
+        _message("16", SAM, "same as there", "Reply", "2024-04-01T09:06:00+00:00",
+                 reference={"type": "Default", "messageId": "11", "channelId": "7777", "guildId": "9000"}),
+        # an old export (before 2023-02): raw system content, numeric kinds DiscordChatExporter has no name for
+        _message("17", KIM, "trips-2024", "ChannelNameChange", "2024-04-01T09:07:00+00:00"),
+        _message("18", KIM, "", "8", "2024-04-01T09:08:00+00:00"),
+        _message("19", SAM, "", "GuildMemberJoin", "2024-04-01T09:09:00+00:00"),
+        # wrong types: counted skips
+        _message("20", SAM, 42, ts="2024-04-01T09:10:00+00:00"),
+        _message("21", SAM, "no time", ts="yesterday"),
+        _message("22", "Sam", "author is a string", ts="2024-04-01T09:11:00+00:00"),
+        _message("23", SAM, "x", ts="2024-04-01T09:12:00+00:00", attachments={"fileName": "a.png"}),
+        _message("24", SAM, "", ts="2024-04-01T09:13:00+00:00"),
+        "not a message",
+        # a malformed optional field is ignored (counted in stats), the message kept
+        _message("25", KIM, "still here", "Reply", "2024-04-01T09:14:00+00:00", reference="11"),
+    ],
+}
+
+
+def _write(tmp_path, data, name="export.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_dm_authors_kinds_media_replies_and_times(tmp_path):
+    path = _write(tmp_path, DM, "Direct Messages - Kim [5001].json")
+    assert looks_like_discord(path)
+    [chat] = read_discord_export(path, tz="Europe/Paris")
+    assert [(m.author, m.kind, m.text) for m in chat.messages] == [
+        ("Sam", "text", "Hey, free on Saturday?"),
+        ("Kim", "text", "Yes! which trail?"),
+        ("Sam", "media", "image omitted"),
+        ("Kim", "media", "video omitted\nvoice message omitted\nthe view last time"),  # text after placeholders
+        ("Sam", "media", "sticker omitted"),
+        ("Sam", "edited", "Meet at 8 then"),
+        (None, "system", "Sam started a call that lasted 12 minutes."),
+        ("Kim", "text", "Trail closed north of the lake until April."),
+    ]
+    # +01:00 is Paris in March: wall-clock time as written, fractions kept
+    assert chat.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5, 123000)
+    assert [m.reply_to for m in chat.messages] == [None, "0", None, None, None, "#424242", None, None]
+    assert chat.stats["replies"] == 2 and chat.stats["replies_unresolved"] == 1
+    assert chat.stats["forwarded"] == 1 and chat.stats["forwarded_indexes"] == [7]
+    assert chat.stats["source"] == "discord" and chat.stats["chat_name"] == "Kim"  # a DM: the other person
+    assert chat.stats["chat_type"] == "DirectTextChat" and chat.stats["source_chat_id"] == "5001"
+    assert chat.stats["usernames"] == {"Sam": "sam.lee", "Kim": "kim_k"}
+    assert chat.stats["own_messages_only"] is False and chat.stats["skipped"] == {}
+
+
+def test_timestamps_are_written_in_the_given_zone(tmp_path):
+    path = _write(tmp_path, DM)
+    utc = read_discord_export(path)[0].messages[0].timestamp
+    tokyo = read_discord_export(path, tz="Asia/Tokyo")[0].messages[0].timestamp
+    assert utc == datetime(2024, 3, 14, 17, 2, 5, 123000) and tokyo == datetime(2024, 3, 15, 2, 2, 5, 123000)
+
+
+def test_guild_channel_system_mentions_bots_and_skips(tmp_path):
+    skips = SkipCounter()
+    [chat] = read_discord_export(_write(tmp_path, GUILD), skips)
+    rows = [(m.author, m.kind, m.text) for m in chat.messages]
+    assert rows == [
+        (None, "system", "Alex joined the server."),
+        ("Sam", "text", "hi @Alex and @Kim :wave: :party: see #general @role #channel <@888>"),
+        ("Kim", "text", "@Sam :wave: #general"),
+        (None, "system", "Alex pinned a message."),
+        ("Dyno", "text", "Welcome!\nRead #rules\nMembers: 42"),
+        ("Dyno", "text", "Alex reached level 2"),
+        ("Sam", "text", "same as there"),
+        (None, "system", "Kim changed the channel name: trips-2024"),
+        (None, "system", "Kim system message (8)."),
+        (None, "system", "Sam joined the server."),
+        ("Kim", "text", "still here"),
+    ]
+    assert [m.reply_to for m in chat.messages][3] is None  # a pin's reference is no reply
+    assert chat.messages[6].reply_to == "#7777/11"
+    assert chat.stats["chat_name"] == "general in Hiking Club" and chat.stats["category"] == "Trips"
+    assert chat.stats["bots"] == ["Dyno"] and chat.stats["bot_messages"] == 2
+    assert chat.stats["ignored_fields"] == {"reference": 1}
+    expected = {"discord_malformed_message": 4, "discord_bad_timestamp": 1, "discord_empty_message": 1}
+    assert dict(skips.counts) == expected and chat.stats["skipped"] == expected
+    assert "#21" in skips.examples["discord_bad_timestamp"] and "general in Hiking Club" in skips.examples[
+        "discord_bad_timestamp"]
+    assert skips.examples["discord_malformed_message"].endswith("#20: content is a int")
+
+
+def test_same_display_name_of_two_accounts_is_told_apart(tmp_path):
+    other = {"id": "444", "name": "sam_two", "nickname": "Sam", "isBot": False}
+    no_nick = {"id": "555", "name": "lee", "isBot": False}  # an early export: no nickname field
+    data = {**DM, "messages": [_message("1", SAM, "a"), _message("2", other, "b"), _message("3", no_nick, "c")]}
+    [chat] = read_discord_export(_write(tmp_path, data))
+    assert [m.author for m in chat.messages] == ["Sam (sam.lee)", "Sam (sam_two)", "lee"]
+
+
+def test_odd_ids_and_types_are_read_or_skipped_never_raised(tmp_path):
+    data = {**DM, "messages": [
+        _message(["1"], {"id": ["x"], "name": "odd"}, "an id that is a list"),
+        _message(7, {**KIM, "id": 222}, "int ids", type_=["Reply"], reference={"messageId": {}}),
+        _message("3", {"id": "5", "name": None, "nickname": None}, "no name"),
+        _message("4", SAM, "\ud83d half an emoji", mentions="everyone", timestampEdited=5),
+    ]}
+    skips = SkipCounter()
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(data))  # a lone surrogate can only be written escaped, as some tools do
+    [chat] = read_discord_export(path, skips)
+    assert [(m.author, m.text) for m in chat.messages] == [
+        ("odd", "an id that is a list"), ("Kim", "int ids"), ("Sam", "\ufffd half an emoji")]
+    assert dict(skips.counts) == {"discord_malformed_message": 1}
+    assert chat.stats["ignored_fields"] == {"timestampEdited": 1}
+
+
+def test_rows_fit_the_messages_schema_and_documents_keep_authors(tmp_path):
+    [chat] = read_discord_export(_write(tmp_path, DM))
+    table = pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
+    assert table.column("reply_to").to_pylist()[:2] == [None, "0"]
+    [doc] = chat_to_documents(chat)
+    assert doc.text.splitlines()[:2] == ["Sam: Hey, free on Saturday?", "Kim: Yes! which trail?"]
+
+
+def _package(tmp_path, form="json", root="messages"):
+    """A data package's messages folder: a DM in the newer JSON form, a server channel in the older CSV form."""
+    base = tmp_path / "package" / root
+    dm, guild = base / "c5001", base / "c9100"
+    dm.mkdir(parents=True)
+    guild.mkdir()
+    (base / "index.json").write_text(json.dumps({"5001": "Direct Message with kim_k#0", "9100": "None"}))
+    (dm / "channel.json").write_text(json.dumps({"id": "5001", "type": "DM", "recipients": ["111", "222"]}))
+    (guild / "channel.json").write_text(json.dumps(
+        {"id": "9100", "type": 0, "name": "general", "guild": {"id": "9000", "name": "Hiking Club"}}))
+    (dm / "messages.json").write_text(json.dumps([
+        {"ID": 1219000000000000003, "Timestamp": "2024-03-14 17:07:00", "Contents": "Meet at 8 then",
+         "Attachments": ""},
+        {"ID": 1219000000000000002, "Timestamp": "2024-03-14 17:04:00", "Contents": "",
+         "Attachments": "https://cdn.discordapp.com/attachments/5001/1/map.png?ex=0&is=1&hm=2 "
+                        "https://cdn.discordapp.com/attachments/5001/2/notes.pdf"},
+        {"ID": 1219000000000000001, "Timestamp": "2024-03-14 17:02:05", "Contents": "Hey, free on Saturday?",
+         "Attachments": ""},
+        {"ID": 1219000000000000004, "Timestamp": 1710436925, "Contents": "bad time", "Attachments": ""},
+        {"ID": 1219000000000000005, "Timestamp": "2024-03-14 17:09:00", "Contents": ["x"], "Attachments": ""},
+        {"ID": 1219000000000000006, "Timestamp": "2024-03-14 17:10:00", "Contents": "", "Attachments": ""},
+    ]))
+    csv_text = (
+        "ID,Timestamp,Contents,Attachments\r\n"
+        '731000000000000001,2020-07-01 09:00:00.123000+00:00,"hello, everyone",\r\n'
+        '731000000000000002,2020-07-01 09:01:00+00:00,"a list:\n- boots\n- ""good"" socks",\r\n'
+        "731000000000000003,2020-07-01 09:02:00.5+00:00,,https://cdn.discordapp.com/attachments/9/3/song.mp3\r\n"
+        "731000000000000004,2020-07-01 09:03:00+00:00,one,two,three\r\n"
+    )
+    (guild / "messages.csv").write_text(csv_text, encoding="utf-8", newline="")
+    return base
+
+
+def test_data_package_json_and_csv_are_the_owners_own_messages(tmp_path):
+    base = _package(tmp_path)
+    assert looks_like_discord(base / "c5001" / "messages.json") and looks_like_discord(base / "c9100" / "messages.csv")
+    assert is_discord_package_metadata(base / "c5001" / "channel.json")
+    assert is_discord_package_metadata(base / "index.json")
+    assert not looks_like_discord(base / "c5001" / "channel.json")
+    skips = SkipCounter()
+    dm, guild = read_discord_export(base, skips, owner="Sam", tz="Europe/Paris")
+    assert [(m.author, m.kind, m.text) for m in dm.messages] == [
+        ("Sam", "text", "Hey, free on Saturday?"),
+        ("Sam", "media", "image omitted\ndocument omitted"),
+        ("Sam", "text", "Meet at 8 then"),
+    ]
+    assert dm.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5)  # UTC in the package, Paris here
+    assert dm.stats["chat_name"] == "Direct Message with kim_k#0" and dm.stats["chat_type"] == "DM"
+    assert dm.stats["own_messages_only"] is True and dm.stats["package_form"] == "json"
+    assert dm.stats["replies"] == 0 and dm.stats["authors"] == {"Sam": 3}
+    assert dm.stats["skipped"] == {"discord_bad_timestamp": 1, "discord_malformed_message": 1,
+                                   "discord_empty_message": 1}
+    assert [(m.author, m.kind, m.text) for m in guild.messages] == [
+        ("Sam", "text", "hello, everyone"),
+        ("Sam", "text", 'a list:\n- boots\n- "good" socks'),
+        ("Sam", "media", "audio omitted"),
+    ]
+    assert guild.messages[0].timestamp == datetime(2020, 7, 1, 11, 0, 0, 123000)
+    assert guild.stats["chat_name"] == "general in Hiking Club"  # index.json's "None": from channel.json
+    assert guild.stats["chat_type"] == "0" and guild.stats["package_form"] == "csv"
+    assert guild.stats["skipped"] == {"discord_malformed_message": 1}  # the row of five fields
+    assert "line 6" in skips.examples["discord_malformed_message"] or "#1219000000000000005" in skips.examples[
+        "discord_malformed_message"]
+    assert skips.total == 4
+
+
+def test_data_package_one_channel_by_file_folder_or_package_root(tmp_path):
+    base = _package(tmp_path, root="Messages")
+    [by_file] = read_discord_export(base / "c5001" / "messages.json")
+    [by_folder] = read_discord_export(base / "c5001")
+    assert by_file.chat_id == by_folder.chat_id and by_file.messages[0].author == "me"  # the default owner
+    assert len(read_discord_export(base.parent)) == 2  # the package itself
+    assert read_discord_export(base / "c5001" / "channel.json") == []  # metadata: read with the messages
+    # the same channel without its channel.json / index.json: named by nothing, its id from the folder
+    lone = tmp_path / "lone" / "c42"
+    lone.mkdir(parents=True)
+    (lone / "messages.json").write_text('[{"ID": "1", "Timestamp": "2024-01-01 00:00:00", "Contents": "hi"}]')
+    [chat] = read_discord_export(lone / "messages.json")
+    assert chat.stats["source_chat_id"] == "42" and chat.stats["chat_name"] is None
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("x.json", '{"name": "x", "list": []}', "not a Discord export"),
+        ("x.json", "[1, 2, 3]", "not a Discord export"),
+        ("x.json", '{"guild": {"id": "1"}, "channel": {"id": "2"}, "messages": {}}', "'messages' is a dict"),
+        ("x.json", json.dumps(DM)[:700], "ends early"),
+        ("x.json", json.dumps(DM)[:-3], "ends early"),
+        ("x.json", b"\xff\xfe\x00garbage", "not UTF-8"),
+        ("x.json", "   ", "empty file"),
+        ("messages.csv", "id;when;text\n1;2;3\n", "header is not ID,Timestamp,Contents,Attachments"),
+        ("messages.csv", 'ID,Timestamp,Contents,Attachments\n1,2020-07-01 09:00:00+00:00,"cut in the mid',
+         "ends early"),
+    ],
+)
+def test_files_that_are_not_exports_are_one_line_errors(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(InputFileError) as err:
+        read_discord_export(path)
+    text = str(err.value)
+    assert message in text and str(path) in text and "\n" not in text
+
+
+def test_truncated_json_names_the_place(tmp_path):
+    text = json.dumps(DM, indent=2)
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) // 2])
+    with pytest.raises(InputFileError, match=r"cut\.json: not valid JSON \(line \d+, column \d+: .*ends early"):
+        read_discord_export(path)
+
+
+def test_sniffing(tmp_path):
+    assert looks_like_discord(_write(tmp_path, GUILD, "guild.json"))
+    telegram = {"name": "x", "type": "personal_chat", "id": 1, "messages": []}
+    assert not looks_like_discord(_write(tmp_path, telegram, "result.json"))
+    assert not looks_like_discord(tmp_path / "missing.json")
+    stray = tmp_path / "messages.json"  # not in a c<id> folder, not DiscordChatExporter's
+    stray.write_text("[]")
+    assert not looks_like_discord(stray)
+
+
+def test_a_large_export_is_read_whole_with_its_replies(tmp_path):
+    # messages/s: bench/bench_whatsapp.py's per-source table
+    n = 30_000
+    messages = [
+        _message(str(10**17 + i), (SAM, KIM, ALEX)[i % 3], f"message number {i} <:wave:5>",
+                 "Reply" if i % 10 == 0 and i else "Default", f"2024-01-01T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:"
+                 f"{i % 60:02d}.{i % 1000:03d}+02:00",
+                 reference={"type": "Default", "messageId": str(10**17 + i - 1), "channelId": "9100",
+                            "guildId": "9000"} if i % 10 == 0 and i else None)
+        for i in range(n)
+    ]
+    path = _write(tmp_path, {**GUILD, "messages": messages}, "big.json")
+    [chat] = read_discord_export(path)
+    assert len(chat.messages) == n and chat.stats["replies_unresolved"] == 0

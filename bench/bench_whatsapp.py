@@ -40,6 +40,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from tasks.discord import read_discord_export  # noqa: E402
+from tasks.messenger import read_messenger_export  # noqa: E402
 from tasks.telegram import read_telegram_export  # noqa: E402
 from tasks.whatsapp import chat_to_documents, parse_whatsapp_export  # noqa: E402
 from tasks.whatsapp.database import APPLE_EPOCH, read_whatsapp_database  # noqa: E402
@@ -141,6 +143,62 @@ def generate_telegram(path: Path, n: int, seed: int = 0) -> None:
         messages.append(msg)
     path.write_text(json.dumps({"name": "Hike crew", "type": "private_group", "id": 4242, "messages": messages},
                                ensure_ascii=False), encoding="utf-8")
+
+
+def generate_messenger(path: Path, n: int, seed: int = 0) -> None:
+    """A Messenger "Download your information" JSON of one group chat in one file (Meta caps a file at 10,000
+    messages; one file here so that chat-miner, which reads one file, reads the same): newest first, every string
+    written as Meta writes it (each UTF-8 byte a \\u00XX escape), photos, unsent messages, subscribe lines."""
+    names = ("Sam", "Priya Raman", "Zoë")
+
+    def moji(text: str) -> str:
+        return text.encode("utf-8").decode("latin-1")
+
+    messages = []
+    for when, sender, text, kind in _messages(n, seed):
+        msg = {"sender_name": moji(names[sender]), "timestamp_ms": int(when.timestamp() * 1000),
+               "is_geoblocked_for_viewer": False}
+        if kind == "system":
+            msg.update(type="Subscribe", content=moji(f"{names[sender]} added Zoë to the group."),
+                       users=[{"name": moji("Zoë")}])
+        elif kind == "media":
+            msg["photos"] = [{"uri": "messages/inbox/hikecrew_42/photos/1.jpg", "creation_timestamp": 0}]
+        elif kind == "deleted":
+            msg["is_unsent"] = True
+        else:
+            msg["content"] = moji(text)
+        messages.append(msg)
+    messages.reverse()
+    path.write_text(json.dumps({"participants": [{"name": moji(a)} for a in names], "messages": messages,
+                                "title": "Hike crew", "is_still_participant": True, "thread_type": "RegularGroup",
+                                "thread_path": "inbox/hikecrew_42", "magic_words": []}), encoding="utf-8")
+
+
+def generate_discord(path: Path, n: int, seed: int = 0) -> None:
+    """A DiscordChatExporter JSON of one server channel: replies, attachments, custom emoji, join lines."""
+    rng = random.Random(seed)
+    authors = [{"id": str(100 + i), "name": name.lower().replace(" ", ""), "discriminator": "0000",
+                "nickname": name, "isBot": False} for i, name in enumerate(("Sam", "Priya Raman", "Kim"))]
+    messages = []
+    for i, (when, sender, text, kind) in enumerate(_messages(n, seed)):
+        msg = {"id": str(10**17 + i), "type": "Default", "timestamp": when.isoformat(timespec="milliseconds"),
+               "timestampEdited": None, "callEndedTimestamp": None, "isPinned": False, "content": text,
+               "author": authors[sender], "attachments": [], "embeds": [], "stickers": [], "reactions": [],
+               "mentions": [], "inlineEmojis": []}
+        if kind == "system":
+            msg.update(type="GuildMemberJoin", content="Joined the server.")
+        elif kind == "media":
+            msg["attachments"] = [{"id": str(i), "url": "https://cdn.example/a.png", "fileName": "a.png",
+                                   "fileSizeBytes": 1000}]
+        if rng.random() < 0.05 and i > 0:
+            msg.update(type="Reply", reference={"type": "Default", "messageId": str(10**17 + i - 1),
+                                                 "channelId": "9100", "guildId": "9000"})
+        messages.append(msg)
+    path.write_text(json.dumps({"guild": {"id": "9000", "name": "Hikers"},
+                                "channel": {"id": "9100", "type": "GuildTextChat", "categoryId": None,
+                                            "category": "Text", "name": "general", "topic": None},
+                                "dateRange": {"after": None, "before": None}, "messages": messages,
+                                "messageCount": len(messages)}, ensure_ascii=False), encoding="utf-8")
 
 
 _ANDROID_TYPES = {"text": 0, "media": 1, "deleted": 15, "system": 7}
@@ -268,6 +326,8 @@ PEERS = {
                 "p = P(path); p.parse_file(); n = len(p.parsed_messages.get_df())"),
         "telegram": ("from chatminer.chatparsers import TelegramJsonParser as P",
                      "p = P(path); p.parse_file(); n = len(p.parsed_messages.get_df())"),
+        "messenger": ("from chatminer.chatparsers import FacebookMessengerParser as P",
+                      "p = P(path); p.parse_file(); n = len(p.parsed_messages.get_df())"),
     },
 }
 _PEER_IMPORT = {"whatstk": "whatstk", "chat-miner": "chatminer"}
@@ -372,6 +432,9 @@ def main() -> None:
 
         databases = (
             ("Telegram Desktop JSON", "result.json", generate_telegram, read_telegram_export, "telegram"),
+            ("Messenger JSON (Meta's download)", "message_1.json", generate_messenger,
+             lambda p: read_messenger_export(p, siblings=False), "messenger"),
+            ("Discord (DiscordChatExporter JSON)", "discord.json", generate_discord, read_discord_export, "discord"),
             ("WhatsApp Android msgstore.db", "msgstore.db", generate_android_db, read_whatsapp_database, "android"),
             ("WhatsApp Android msgstore.db (legacy)", "msgstore-legacy.db", generate_legacy_db,
              read_whatsapp_database, "android"),

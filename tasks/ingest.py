@@ -51,10 +51,14 @@ _JSONL_SUFFIXES = tuple(f"{name}{c}" for name in (".jsonl", ".ndjson") for c in 
     f".json{c}" for c in _COMPRESSED)
 _WET_SUFFIXES = (".wet", ".wet.gz")
 _WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")  # ARC: read by the WARC reader (tasks/commoncrawl.py)
-_DEFAULT_SOURCE = {"whatsapp": "whatsapp", "whatsapp-db": "whatsapp", "telegram": "telegram", "wet": "commoncrawl",
-                   "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
-CHAT_KINDS = ("whatsapp", "whatsapp-db", "telegram")  # kinds that also write a messages part
+_DEFAULT_SOURCE = {"whatsapp": "whatsapp", "whatsapp-db": "whatsapp", "telegram": "telegram", "messenger": "messenger",
+                   "discord": "discord", "wet": "commoncrawl", "warc": "commoncrawl", "jsonl": "jsonl", "text": "text"}
+CHAT_KINDS = ("whatsapp", "whatsapp-db", "telegram", "messenger", "discord")  # kinds that also write a messages part
 _DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_MEDIA_SUFFIXES = frozenset(
+    ".jpg .jpeg .png .gif .webp .heic .bmp .tiff .mp4 .mov .webm .mkv .avi .3gp .mp3 .m4a .aac .ogg .opus .wav "
+    ".amr .flac .pdf .vcf".split()
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ class InputFile:
     """One raw file to ingest, with its resolved kind and content hash."""
 
     path: str
-    kind: str  # whatsapp | whatsapp-db | telegram | wet | warc | jsonl | text
+    kind: str  # whatsapp | whatsapp-db | telegram | messenger | discord | wet | warc | jsonl | text
     source: str
     sha256: str
 
@@ -85,6 +89,15 @@ def detect_kind(path: Path) -> str:
 
         if looks_like_whatsapp_database(path):
             return "whatsapp-db"
+    if name.endswith((".json", ".csv")):
+        # Messenger's and DiscordChatExporter's files have "messages" and "type" too: they are told first
+        from tasks.discord import looks_like_discord
+        from tasks.messenger import looks_like_messenger
+
+        if name.endswith(".json") and looks_like_messenger(path):
+            return "messenger"
+        if looks_like_discord(path):
+            return "discord"
     if name.endswith(".json"):
         from tasks.telegram import looks_like_telegram
 
@@ -95,8 +108,8 @@ def detect_kind(path: Path) -> str:
 
         return "whatsapp" if looks_like_whatsapp(path) else "text"
     raise InputFileError(
-        f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, whatsapp-db, telegram, wet, warc, "
-        "jsonl, text) in ingest.inputs"
+        f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, whatsapp-db, telegram, messenger, "
+        "discord, wet, warc, jsonl, text) in ingest.inputs"
     )
 
 
@@ -138,17 +151,23 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
     seen: dict[str, tuple[int, str, str]] = {}  # resolved path → (position, kind, source) of its first entry
     out: list[InputFile] = []
     for i, spec in enumerate(params.inputs):
+        media, named_file = 0, Path(spec.path).expanduser().is_file()
         for path in _expand(spec, i, [Path(e) for e in exclude]):
             if not os.access(path, os.R_OK):
                 raise InputFileError(f"{path}: cannot be read (permission denied)")
             kind = spec.kind
+            if kind == "auto" and path.suffix.lower() in _MEDIA_SUFFIXES and not named_file:
+                media += 1  # the photos and voice notes in an export's folder (Messenger's, Discord's): no text
+                continue
             if kind == "commoncrawl":
                 from tasks.commoncrawl import detect_commoncrawl_kind
 
                 kind = detect_commoncrawl_kind(path) or "warc"
             elif kind == "auto":
                 kind = detect_kind(path)
-            source = spec.source or _DEFAULT_SOURCE[kind]
+            if _read_with_another_file(kind, path):
+                continue
+            source = spec.source or _default_source(kind, path)
             key = str(path.resolve())
             if key in seen:
                 first, *read_as = seen[key]
@@ -160,8 +179,41 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
                 log.info("%s: named again by ingest.inputs[%d], read once", path, i)
                 continue
             seen[key] = (i, kind, source)
-            out.append(InputFile(path=str(path), kind=kind, source=source, sha256=hash_file(path)))
+            out.append(InputFile(path=str(path), kind=kind, source=source, sha256=_content_sha256(kind, path)))
+        if media:
+            log.info("ingest.inputs[%d]: %d photo, video and audio file(s) passed over (no text to read)", i, media)
     return out
+
+
+def _read_with_another_file(kind: str, path: Path) -> bool:
+    """A file read with another one of its export, not on its own: a Messenger chat's later parts (with its
+    message_1.json), its photos and videos, a Discord data package's channel.json and index.json."""
+    if kind == "messenger":
+        from tasks.messenger import is_continuation_part
+
+        return path.suffix.lower() != ".json" or is_continuation_part(path)
+    if kind == "discord":
+        from tasks.discord import is_discord_package_metadata
+
+        return is_discord_package_metadata(path)
+    return False
+
+
+def _default_source(kind: str, path: Path) -> str:
+    if kind == "messenger":  # Instagram's direct messages come in the same files, told by their folder
+        from tasks.messenger import source_for
+
+        return source_for(path)
+    return _DEFAULT_SOURCE[kind]
+
+
+def _content_sha256(kind: str, path: Path) -> str:
+    """What a shard's output depends on: the file, or every part of a Messenger chat (read together)."""
+    if kind == "messenger":
+        from tasks.messenger import conversation_sha256
+
+        return conversation_sha256(path)
+    return hash_file(path)
 
 
 def _read_as(kind: str, source: str) -> str:
@@ -467,6 +519,14 @@ def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
         from tasks.whatsapp.database import read_whatsapp_database
 
         return read_whatsapp_database(Path(f.path), skips, me=params.database_owner, tz=params.database_timezone)
+    if f.kind == "messenger":
+        from tasks.messenger import read_messenger_export
+
+        return read_messenger_export(Path(f.path), skips, tz=params.database_timezone, source=f.source)
+    if f.kind == "discord":
+        from tasks.discord import read_discord_export
+
+        return read_discord_export(Path(f.path), skips, tz=params.database_timezone, owner=params.database_owner)
     from tasks.telegram import read_telegram_export
 
     return read_telegram_export(Path(f.path), skips, tz=params.database_timezone)

@@ -17,7 +17,8 @@ from tasks.cleaning import CleanRules
 __all__ = ["StrictModel"]
 
 
-InputKind = Literal["auto", "whatsapp", "whatsapp-db", "telegram", "commoncrawl", "wet", "warc", "jsonl", "text"]
+InputKind = Literal["auto", "whatsapp", "whatsapp-db", "telegram", "messenger", "discord", "commoncrawl", "wet", "warc",
+                    "jsonl", "text"]
 
 
 class InputSpec(StrictModel):
@@ -53,8 +54,8 @@ class IngestParams(StrictModel):
         "me", description="WhatsApp databases (msgstore.db, ChatStorage.sqlite): the author name of the phone "
         "owner's own messages; set it to the name their .txt exports show, so sft-data's target matches both.")
     database_timezone: str = Field(
-        "UTC", description="WhatsApp databases and Telegram records without a local date: the IANA time zone "
-        "their UTC times are written in (the .txt exports' local time).")
+        "UTC", description="WhatsApp databases, Messenger, Discord and Telegram records without a local date: the "
+        "IANA time zone their UTC times are written in (the .txt exports' local time).")
     on_unreadable: Literal["fail", "skip"] = Field(
         "fail",
         description="A file that cannot be read at all (not a WARC file, a zip without a chat, binary data): "

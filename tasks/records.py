@@ -14,6 +14,10 @@ from datetime import datetime
 
 log = logging.getLogger(__name__)
 
+# Sources whose documents are conversations ("Author: text" lines): the chat rule set of the quality stage, the
+# author prefixes language ID ignores, persona-eval's chat snippets. Instagram's come from the Messenger reader.
+CHAT_SOURCES = ("whatsapp", "telegram", "messenger", "instagram", "discord")
+
 
 def stable_id(*parts: str) -> str:
     """A stable document id: the first 16 bytes of sha256 over the parts (source, locator…), in hex."""

@@ -21,6 +21,7 @@ from pydantic import Field
 from tasks.base import StrictModel
 from tasks.langid.model import CombinedPredictor, LanguagePredictor, check_fasttext_file, default_model_path
 from tasks.quality.signals import strip_chat_authors
+from tasks.records import CHAT_SOURCES
 from tasks.shard_drivers import ShardCounts, Summary, filter_shard, keep_rate, tag_shard
 
 STAGE = "langid"
@@ -50,7 +51,7 @@ class LangidParams(StrictModel):
     )
     max_spans: int = Field(3, ge=1, description="Number of spans spread over a long text.")
     chat_sources: list[str] = Field(
-        default_factory=lambda: ["whatsapp", "telegram"],
+        default_factory=lambda: list(CHAT_SOURCES),
         description="Sources whose 'Author: ' line prefixes are ignored.",
     )
 

@@ -18,8 +18,9 @@ import numpy as np
 from storage.chat_format import ASSISTANT, USER
 from storage.parquet import count_rows, iter_batches, parquet_files
 from tasks.cleaning import CleanRules, clean_text
+from tasks.records import CHAT_SOURCES
 
-CHAT_SOURCES = ("whatsapp", "telegram")  # documents of these sources are conversations, never "not this chat"
+# documents of tasks.records.CHAT_SOURCES are conversations, never "not this chat"
 _MAX_DOCS = 2000  # documents read for snippets at most: several snippets come from one document past this
 
 

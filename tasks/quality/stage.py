@@ -25,6 +25,7 @@ from tasks.quality.signals import (
     C4Rules,
     documents_signals,
 )
+from tasks.records import CHAT_SOURCES
 from tasks.shard_drivers import ShardCounts, Summary, filter_shard, keep_rate, part_schema, tag_shard
 
 STAGE = "quality"
@@ -39,7 +40,7 @@ class QualitySignalsParams(StrictModel):
     """What the tagging computes: the rule set per source, the C4 line rules, stop-word lists per language."""
 
     rule_sets: dict[str, RuleSet] = Field(
-        default_factory=lambda: {"whatsapp": "chat", "telegram": "chat", "text": "prose"},
+        default_factory=lambda: {**dict.fromkeys(CHAT_SOURCES, "chat"), "text": "prose"},
         description="Rule set per value of the `source` column.",
     )
     default_rule_set: RuleSet = Field("web", description="Rule set of sources not listed in `rule_sets`.")

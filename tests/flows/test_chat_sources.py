@@ -202,3 +202,36 @@ def test_a_chat_exported_and_in_the_database_is_trained_once(tmp_path, prefect_h
     texts = [row["text"] for part in sorted(Path(again).glob("part-*.parquet")) for row in pq.read_table(part).to_pylist()]
     assert len(texts) == 3 and not any(text in "\n".join(texts) for _who, text in DAYS[0])
     assert "merged_chats" not in read_manifest(again).stats
+
+
+def test_messenger_and_discord_exports_go_through_to_sft_data(tmp_path, prefect_harness):
+    from tests.tasks.test_discord import _message
+    from tests.tasks.test_messenger import msg, thread, write
+
+    inbox = tmp_path / "inbox"
+    chat = inbox / "messages" / "inbox" / "priya_1"
+    lines = [(day * 600 + 3 * i, "Sam" if i % 2 else "Priya", text) for day in range(4) for i, text in enumerate(LINES)]
+    # Meta writes a chat newest first in parts of at most 10,000; two parts here, each UTF-8 byte escaped
+    parts = [[msg(who, minute, text) for minute, who, text in lines[half::2]] for half in (0, 1)]
+    write(chat, thread(parts[0], title="Priya", participants=("Priya", "Sam")), "message_1.json")
+    write(chat, thread(parts[1], title="Priya", participants=("Priya", "Sam")), "message_2.json")
+    (chat / "photos").mkdir()
+    (chat / "photos" / "1.jpg").write_bytes(b"\xff\xd8\xff\xe0")
+    kim, sam = ({"id": str(n), "name": name.lower(), "discriminator": "0", "nickname": name, "isBot": False}
+                for n, name in ((1, "Kim"), (2, "Sam")))
+    discord = [_message(str(i + 1), sam if i % 2 else kim, text, ts=f"2025-03-0{1 + day}T20:{3 * i:02d}:00+00:00")
+               for day in range(4) for i, text in enumerate(LINES)]
+    (inbox / "discord.json").write_text(json.dumps({
+        "guild": {"id": "0", "name": "Direct Messages"},
+        "channel": {"id": "7", "type": "DirectTextChat", "category": "Private", "name": "Kim", "topic": None},
+        "dateRange": {"after": None, "before": None}, "messages": discord}), encoding="utf-8")
+    out = _ingest_to_sft_data(tmp_path, inbox)
+    ingest = read_manifest(out["ingest"])
+    assert ingest.counts["files_in"] == 2 and ingest.counts["messages"] == 2 * 4 * len(LINES)
+    messages = list(iter_rows(parquet_files(ingest.path, "messages")))
+    assert {m["author"] for m in messages} == {"Sam", "Priya", "Kim"}
+    assert {r["source"] for r in iter_rows(parquet_files(ingest.path))} == {"messenger", "discord"}
+    sft = read_manifest(out["sft-data"])
+    assert sft.stats["target_author"] == "Sam" and sft.counts["out"] > 0
+    replies = {row["turns"][-1]["text"] for row in _examples(sft.path)}
+    assert replies == {text for i, text in enumerate(LINES) if i % 2}  # Sam's lines from both, as Assistant

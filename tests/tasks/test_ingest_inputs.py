@@ -17,6 +17,7 @@ import pytest
 
 from storage.parquet import iter_rows
 from tasks.ingest import InputFile, detect_kind, ingest_file
+from tasks.records import InputFileError
 from tasks.params import IngestParams
 
 
@@ -269,3 +270,31 @@ def test_whatsapp_export_year_dates_an_export_whose_headers_give_no_year(tmp_pat
                          IngestParams(export_year=2013))
     assert result.docs_out == 1
     assert {row["timestamp"].year for row in iter_rows(messages)} == {2013}
+
+
+def test_messenger_and_discord_exports_are_found_in_their_folders(tmp_path):
+    from tasks.ingest import resolve_inputs
+    from tasks.params import InputSpec
+    from tests.tasks.test_discord import DM
+    from tests.tasks.test_messenger import msg, thread, write
+
+    chat = tmp_path / "inbox" / "messages" / "inbox" / "priya_1"
+    write(chat, thread([msg("Priya", 2, "and you?")]), "message_1.json")
+    write(chat, thread([msg("Priya", 0, "hi"), msg("Sam", 1, "hello")]), "message_2.json")
+    (chat / "photos").mkdir()
+    (chat / "photos" / "1.jpg").write_bytes(b"\xff\xd8\xff\xe0")
+    insta = tmp_path / "inbox" / "your_instagram_activity" / "messages" / "inbox" / "kim_2"
+    write(insta, thread([msg("Kim", 0, "yo")]))
+    (tmp_path / "inbox" / "discord.json").write_text(json.dumps(DM), encoding="utf-8")
+    files = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(tmp_path / "inbox"))]))
+    # message_2.json is read with message_1.json (one chat), the photo has no text
+    assert sorted((Path(f.path).name, f.kind, f.source) for f in files) == [
+        ("discord.json", "discord", "discord"), ("message_1.json", "messenger", "instagram"),
+        ("message_1.json", "messenger", "messenger")]
+    messenger = next(f for f in files if f.source == "messenger")
+    before = messenger.sha256  # the shard's key covers every part: a changed later part reruns it
+    write(chat, thread([msg("Priya", 0, "hi!"), msg("Sam", 1, "hello")]), "message_2.json")
+    again = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(tmp_path / "inbox"))]))
+    assert next(f for f in again if f.source == "messenger").sha256 != before
+    with pytest.raises(InputFileError, match=r"1\.jpg: cannot tell what kind"):  # named itself, it is an error
+        resolve_inputs(IngestParams(inputs=[InputSpec(path=str(chat / "photos" / "1.jpg"))]))

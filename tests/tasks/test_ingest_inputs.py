@@ -17,8 +17,8 @@ import pytest
 
 from storage.parquet import iter_rows
 from tasks.ingest import InputFile, detect_kind, ingest_file
-from tasks.records import InputFileError
 from tasks.params import IngestParams
+from tasks.records import InputFileError
 
 
 def _ingest(tmp_path: Path, path: Path, kind: str = "jsonl", **params):

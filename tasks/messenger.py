@@ -543,16 +543,16 @@ def _text_record(locator: str, timestamp: datetime, author: str, text: str,
     if not text:
         skips.skip("messenger_empty_message", locator, "no text, media or share")
         return None
-    rest = _after_actor(text, author)
+    rest = _after_actor(text, author)  # what follows the sender's name: the events Meta writes as messages
     if _REACTION_NOTICE.fullmatch(text) or rest is not None and _ACTOR_REACTION.fullmatch(rest):
         skips.skip("messenger_reaction_notice", locator, text[:60])
         return None
-    if _attachment_note(text, author):  # an attachment the export left out
+    if rest is not None and _ATTACHMENT_NOTE.fullmatch(rest):  # an attachment the export left out
         return SourceMessage(locator, timestamp, author, MEDIA, "media")
-    poll = _event_poll(text, author)
+    poll = _POLL.match(rest) if rest is not None else None
     if poll is not None:
-        return SourceMessage(locator, timestamp, author, f"POLL:\n{poll}", "poll")
-    if _is_event(text, author):
+        return SourceMessage(locator, timestamp, author, f"POLL:\n{poll.group(1).strip()}", "poll")
+    if _WHOLE_EVENT.match(text) or rest is not None and "\n" not in rest and _ACTOR_EVENT.match(rest):
         return SourceMessage(locator, timestamp, None, text, "system")
     return SourceMessage(locator, timestamp, author, text, "text")
 
@@ -560,7 +560,7 @@ def _text_record(locator: str, timestamp: datetime, author: str, text: str,
 def _after_actor(text: str, author: str) -> str | None:
     """What follows the author's name (or "You") at the start of `text`, else None."""
     for actor in (author, "You"):
-        if text.startswith(actor + " "):
+        if text.startswith(actor) and text[len(actor):len(actor) + 1] == " ":
             return text[len(actor) + 1:]
     return None
 
@@ -568,19 +568,6 @@ def _after_actor(text: str, author: str) -> str | None:
 def _attachment_note(text: str, author: str) -> bool:
     rest = _after_actor(text, author)
     return rest is not None and _ATTACHMENT_NOTE.fullmatch(rest) is not None
-
-
-def _is_event(text: str, author: str) -> bool:
-    if _WHOLE_EVENT.match(text):
-        return True
-    rest = _after_actor(text, author)
-    return rest is not None and "\n" not in rest and _ACTOR_EVENT.match(rest) is not None
-
-
-def _event_poll(text: str, author: str) -> str | None:
-    rest = _after_actor(text, author)
-    match = _POLL.match(rest) if rest is not None else None
-    return match.group(1).strip() if match else None
 
 
 def _dyi_placeholder(message: dict) -> str | None:

@@ -283,13 +283,19 @@ def _record_url_and_time(record: dict) -> tuple[object, object]:
     return url, time
 
 
+def _raw_lines(fh: io.BufferedIOBase) -> Iterator[bytes]:
+    """The file's lines as bytes, ending in LF, CRLF or, as classic Mac files end them, a CR alone."""
+    for raw in iter(fh.readline, b""):
+        if b"\r" in raw and b"\r" in raw.rstrip(b"\r\n"):  # CRs inside what LF ends: each one ends a line
+            yield from raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").splitlines(keepends=True)
+        else:
+            yield raw
+
+
 def _not_json_lines(path: Path, line_no: int, line: str, record: object) -> InputFileError | None:
     """The error for a file whose first line shows it is one JSON value, not JSON lines, else None."""
     if line_no != 1:
         return None
-    if "\r" in line.rstrip("\r\n"):
-        return InputFileError(f"{path}:1: lines end with a bare CR (classic Mac line ends), not LF; convert it with "
-                              "`tr '\\r' '\\n'`")
     if line.strip() in ("[", "{"):
         return InputFileError(f"{path}:1: pretty-printed JSON, not JSON lines (one object per line); convert it "
                               "with `jq -c '.[]'` (an array) or `jq -c .` (objects)")
@@ -315,9 +321,10 @@ def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter)
         fh, codec = _open_binary(path)
         with fh:
             line_no = 0
+            lines = _raw_lines(fh)
             while True:
                 try:
-                    raw = fh.readline()
+                    raw = next(lines, b"")
                 except _DECOMPRESSION_ERRORS as e:
                     if codec is None:
                         raise

@@ -147,13 +147,20 @@ def test_nan_and_infinity_are_null_so_meta_stays_json(tmp_path):
     (json.dumps([{"text": "a"}, {"text": "b"}]), "a JSON array of 2 objects, not JSON lines"),
     (json.dumps([{"text": "a"}, {"text": "b"}], indent=2), "pretty-printed JSON, not JSON lines"),
     (json.dumps({"text": "a"}, indent=2), "pretty-printed JSON, not JSON lines"),
-    ('{"text": "a"}\r{"text": "b"}\r', "lines end with a bare CR"),
-], ids=["array", "pretty-array", "pretty-object", "cr-line-ends"])
+], ids=["array", "pretty-array", "pretty-object"])
 def test_a_file_that_is_not_json_lines_is_an_error_naming_it(tmp_path, content, says):
     path = tmp_path / "export.jsonl"
     path.write_text(content, newline="")
     result, rows = _ingest(tmp_path, path)
     assert rows == [] and result.info["error"].startswith(f"{path}:1: {says}")
+
+
+def test_classic_mac_line_ends_are_line_ends(tmp_path):
+    path = tmp_path / "export.jsonl"
+    path.write_bytes(b'{"text": "a"}\r{"text": "b\\nc"}\r\r{"text": "d"}\r\n{"text": "e"}\n')
+    result, rows = _ingest(tmp_path, path)
+    assert [r["text"] for r in rows] == ["a", "b\nc", "d", "e"] and result.info["error"] is None
+    assert [json.loads(r["meta"])["_line"] for r in rows] == [1, 2, 4, 5]  # the blank line counted
 
 
 def test_utf16_json_lines_are_an_error_naming_the_file(tmp_path):

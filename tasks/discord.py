@@ -95,7 +95,7 @@ from tasks.chat_records import (
     file_sha256,
     resolve_tz,
 )
-from tasks.records import InputFileError, SkipCounter
+from tasks.records import InputFileError, SkipCounter, without_surrogates
 from tasks.whatsapp.parser import WhatsAppChat
 
 SOURCE = "discord"
@@ -108,7 +108,6 @@ _CHANNEL_FOLDER = re.compile(r"c(\d+)")
 _CSV_HEADER = ["ID", "Timestamp", "Contents", "Attachments"]
 _TIMESTAMP = re.compile(
     r"\s*(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:[.,](\d+))?)?\s*(Z|[+-]\d\d(?::?\d\d)?)?\s*")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # raw Discord markup (DiscordChatExporter with `--markdown false`); rendered exports hold none of it
 _MARKUP = re.compile(r"<(?:(a?):(\w{1,64}):\d+|@!?(\d+)|@&(\d+)|#(\d+)|t:(-?\d{1,13})(?::[tTdDfFR])?)>")
 _SYSTEM_KINDS = {
@@ -282,15 +281,10 @@ def _load_json(path: Path) -> object:
 # ------------------------------------------------------------------------------------------------ shared helpers
 
 
-def _text(value: str) -> str:
-    """`value` with lone UTF-16 surrogates (a `\\ud83d` escape without its pair) as U+FFFD: UTF-8 cannot hold them."""
-    return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
-
-
 def _id(value: object) -> str | None:
     """An id as a string: a string or an int as written; anything else is no id."""
     if isinstance(value, str) and value:
-        return _text(value)
+        return without_surrogates(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return None
@@ -471,7 +465,7 @@ class _Exporter:
 
     def plain(self, content: str, message: dict) -> str:
         """`content` with raw Discord markup made readable (rendered exports have none: returned as they are)."""
-        content = _text(content)
+        content = without_surrogates(content)
         if "<" not in content:
             return content
         mentioned: dict[str, str] = {}
@@ -550,8 +544,8 @@ def _author_names(author: dict) -> tuple[str, str, str] | None:
     """(key, display name, username) of an author or mentioned user; None without a usable name."""
     username = author.get("name")
     nickname = author.get("nickname")
-    username = _text(username.strip()) if isinstance(username, str) and username.strip() else None
-    nickname = _text(nickname.strip()) if isinstance(nickname, str) and nickname.strip() else None
+    username = without_surrogates(username.strip()) if isinstance(username, str) and username.strip() else None
+    nickname = without_surrogates(nickname.strip()) if isinstance(nickname, str) and nickname.strip() else None
     if username is None and nickname is None:
         return None
     username = username or nickname
@@ -584,7 +578,7 @@ def _embeds_text(embeds: object) -> str:
         for field in fields if isinstance(fields, list) else []:
             if isinstance(field, dict) and isinstance(field.get("name"), str) and isinstance(field.get("value"), str):
                 lines.append(f"{field['name'].strip()}: {field['value'].strip()}")
-    return _text("\n".join(lines))
+    return without_surrogates("\n".join(lines))
 
 
 def _read_exporter(data: dict, path: Path, digest: str, zone: tzinfo, skips: SkipCounter) -> WhatsAppChat:
@@ -597,11 +591,11 @@ def _read_exporter(data: dict, path: Path, digest: str, zone: tzinfo, skips: Ski
         )
     channel = data["channel"]
     guild = data.get("guild") if isinstance(data.get("guild"), dict) else {}
-    chat_type = _text(channel["type"]) if isinstance(channel.get("type"), str) else None
-    guild_name = _text(guild["name"]) if isinstance(guild.get("name"), str) else None
+    chat_type = without_surrogates(channel["type"]) if isinstance(channel.get("type"), str) else None
+    guild_name = without_surrogates(guild["name"]) if isinstance(guild.get("name"), str) else None
     channel_id = _id(channel.get("id"))
     own_id = channel_id or path.stem
-    channel_name = _text(channel["name"]) if isinstance(channel.get("name"), str) else None
+    channel_name = without_surrogates(channel["name"]) if isinstance(channel.get("name"), str) else None
     direct = chat_type in ("DirectTextChat", "DirectGroupTextChat") or _id(guild.get("id")) == "0"
     name = f"{channel_name} in {guild_name}" if channel_name and guild_name and not direct else channel_name
     reader = _Exporter(channel_id, channel_name, zone, ChatSkips(skips, f"{path}:{name or own_id}"))
@@ -612,7 +606,7 @@ def _read_exporter(data: dict, path: Path, digest: str, zone: tzinfo, skips: Ski
         "source_chat_id": own_id,
         "guild": guild_name,
         "guild_id": _id(guild.get("id")),
-        "category": _text(channel["category"]) if isinstance(channel.get("category"), str) else None,
+        "category": without_surrogates(channel["category"]) if isinstance(channel.get("category"), str) else None,
         "usernames": reader.usernames,
         "bots": sorted(reader.bots),
         "bot_messages": reader.bot_messages,
@@ -651,7 +645,7 @@ def _read_package_file(path: Path, skips: SkipCounter, zone: tzinfo, owner: str,
     extra = {
         "chat_type": str(kind) if isinstance(kind, (str, int)) and not isinstance(kind, bool) else None,
         "source_chat_id": own_id,
-        "guild": _text(guild["name"]) if isinstance(guild.get("name"), str) else None,
+        "guild": without_surrogates(guild["name"]) if isinstance(guild.get("name"), str) else None,
         "guild_id": _id(guild.get("id")),
         "own_messages_only": True,  # the package holds the owner's messages only: no replies to train on
         "package_form": form,
@@ -691,12 +685,12 @@ def _package_name(index_path: Path, own_id: str, channel: dict) -> str | None:
             index = None
         name = index.get(own_id) if isinstance(index, dict) else None
         if isinstance(name, str) and name.strip() and name != "None":
-            return _text(name.strip())
+            return without_surrogates(name.strip())
     name = channel.get("name") if isinstance(channel.get("name"), str) and channel["name"].strip() else None
     guild = channel.get("guild") if isinstance(channel.get("guild"), dict) else {}
     if name and isinstance(guild.get("name"), str):
-        return _text(f"{name} in {guild['name']}")
-    return _text(name) if name else None
+        return without_surrogates(f"{name} in {guild['name']}")
+    return without_surrogates(name) if name else None
 
 
 def _csv_rows(path: Path, skips: ChatSkips) -> list:
@@ -746,7 +740,7 @@ def _package_record(row: object, number: int, zone: tzinfo, owner: str, skips: C
         if not isinstance(value, str):
             skips.skip("discord_malformed_message", locator, f"{field} is {_what(value)}")
             return None
-    text = _text(contents).strip()
+    text = without_surrogates(contents).strip()
     placeholders = [_placeholder(url) for url in attachments.split()]
     if not text and not placeholders:
         skips.skip("discord_empty_message", locator, "no text or attachment")

@@ -26,7 +26,6 @@ import json
 import logging
 import lzma
 import os
-import re
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from storage.fingerprint import hash_file
 from storage.parquet import ParquetShardWriter
 from storage.schemas import DOCUMENT_SCHEMA, MESSAGE_SCHEMA
 from tasks.params import IngestParams, InputSpec
-from tasks.records import Document, InputFileError, SkipCounter, stable_id
+from tasks.records import Document, InputFileError, SkipCounter, stable_id, without_surrogates
 from tasks.shard_drivers import ShardCounts, Summary
 
 STAGE = "ingest"
@@ -226,7 +225,6 @@ def _read_as(kind: str, source: str) -> str:
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zst"))
 _DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 _UTF16_32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # NaN and ±Infinity (Python's json.dumps writes them) are not JSON: kept in `meta` they would make it unreadable
 # to strict parsers, so they are read as null.
 _JSON = json.JSONDecoder(parse_constant=lambda _: None)
@@ -372,8 +370,8 @@ def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter)
                 meta = json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)
                 url = str(url) if url is not None else None
                 if "\\ud" in line or "\\uD" in line:  # a lone surrogate cannot be written as UTF-8: U+FFFD
-                    text, meta = _SURROGATE.sub("\ufffd", text), _SURROGATE.sub("\ufffd", meta)
-                    url = _SURROGATE.sub("\ufffd", url) if url else url
+                    text, meta = without_surrogates(text), without_surrogates(meta)
+                    url = without_surrogates(url) if url else url
                 documents += 1
                 yield Document(
                     id=stable_id(f.source, f.sha256, str(line_no)),

@@ -87,14 +87,13 @@ from tasks.chat_records import (
     local_time,
     resolve_tz,
 )
-from tasks.records import InputFileError, SkipCounter
+from tasks.records import InputFileError, SkipCounter, without_surrogates
 from tasks.whatsapp.parser import WhatsAppChat
 
 SOURCE = "messenger"
 INSTAGRAM = "instagram"
 DELETED_TEXT = "This message was deleted"
 _PART = re.compile(r"^message_(\d+)\.json$", re.IGNORECASE)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _TRAILING_NUMBER = re.compile(r"_\d+$")
 # the DYI shape's media lists, in the order their placeholder is chosen when a message has several
 _MEDIA_KEYS = (("photos", IMAGE), ("videos", VIDEO), ("gifs", GIF), ("audio_files", AUDIO), ("files", DOCUMENT))
@@ -372,7 +371,7 @@ def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str)
     digest = _combined([p.digest for p in parts])
     extra = {
         "chat_type": chat_type,
-        "source_chat_id": _valid(own_id),
+        "source_chat_id": without_surrogates(own_id),
         "participants": participants,
         "is_still_participant": data.get("is_still_participant") if isinstance(
             data.get("is_still_participant"), bool) else None,
@@ -425,7 +424,7 @@ def _is_mojibake(data: dict, e2ee: bool) -> bool:
 
 
 def _fixer(repair: bool):
-    return repair_mojibake if repair else _valid
+    return repair_mojibake if repair else without_surrogates
 
 
 def repair_mojibake(text: str) -> str:
@@ -435,12 +434,7 @@ def repair_mojibake(text: str) -> str:
     try:
         return text.encode("latin-1").decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
-        return _valid(text)
-
-
-def _valid(text: str) -> str:
-    """Lone UTF-16 surrogates (cannot be written as UTF-8) as U+FFFD."""
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+        return without_surrogates(text)
 
 
 def _epoch_seconds(value: object, milliseconds: bool | None) -> float | None:

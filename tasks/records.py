@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +18,13 @@ log = logging.getLogger(__name__)
 # Sources whose documents are conversations ("Author: text" lines): the chat rule set of the quality stage, the
 # author prefixes language ID ignores, persona-eval's chat snippets. Instagram's come from the Messenger reader.
 CHAT_SOURCES = ("whatsapp", "telegram", "messenger", "instagram", "discord")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with lone UTF-16 surrogates (a `\\ud83d` escape without its pair, as tools that re-save JSON write
+    them) as U+FFFD: UTF-8, and so Parquet, cannot hold them."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def stable_id(*parts: str) -> str:

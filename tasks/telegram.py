@@ -79,7 +79,7 @@ from tasks.chat_records import (
     local_time,
     resolve_tz,
 )
-from tasks.records import InputFileError, SkipCounter
+from tasks.records import InputFileError, SkipCounter, without_surrogates
 from tasks.whatsapp.parser import WhatsAppChat
 
 SOURCE = "telegram"
@@ -97,7 +97,6 @@ _OTHER_MEDIA_KEYS = ("location_information", "place_name", "game_title", "invoic
 _RECORD_TYPES = ("message", "service", "unsupported")
 _HEX_ESCAPE = re.compile(r"\\(\\|x([0-9A-Fa-f]{2}))")  # an escaped backslash is consumed whole, never split
 _BARE_DOCUMENT_ID = re.compile(r'("document_id": )(?![\s"\d-])([^\r\n]*)')
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_ONLY = re.compile(r"\s*")
 # what may be left after the position of an "Expecting …" error when the text ends there: the start of a value
@@ -466,9 +465,9 @@ def _raw_chats(data: object, path: Path) -> Iterator[object]:
 
 def _read_chat(raw: dict, position: int, path: Path, digest: str, zone: tzinfo, skips: SkipCounter,
                cut: _Cut | None = None) -> WhatsAppChat:
-    own_id = _valid_text(str(_id_or(raw.get("id"), f"position-{position}")))
-    name = _valid_text(raw["name"]) if isinstance(raw.get("name"), str) else None
-    chat_type = _valid_text(raw["type"]) if isinstance(raw.get("type"), str) else None
+    own_id = without_surrogates(str(_id_or(raw.get("id"), f"position-{position}")))
+    name = without_surrogates(raw["name"]) if isinstance(raw.get("name"), str) else None
+    chat_type = without_surrogates(raw["type"]) if isinstance(raw.get("type"), str) else None
     chat_skips = ChatSkips(skips, f"{path}:{name or own_id}")
     records = []
     for number, message in enumerate(raw["messages"]):
@@ -494,7 +493,7 @@ def _read_message(message: object, number: int, zone: tzinfo, skips: ChatSkips) 
     if not isinstance(message, dict):
         skips.skip("telegram_malformed_message", number, f"a {type(message).__name__}, not an object")
         return None
-    locator = _valid_text(str(_id_or(message.get("id"), number)))
+    locator = without_surrogates(str(_id_or(message.get("id"), number)))
     kind_of_record = message.get("type")
     if kind_of_record == "unsupported":  # Desktop writes only the id of a message it cannot export
         skips.skip("telegram_unsupported_message", locator, "exported without content")
@@ -513,15 +512,15 @@ def _read_message(message: object, number: int, zone: tzinfo, skips: ChatSkips) 
     if text is None:
         skips.skip("telegram_malformed_message", locator, f"text is a {type(raw_text).__name__}")
         return None
-    text = _valid_text(text.strip())  # as the .txt parser keeps a message's text
+    text = without_surrogates(text.strip())  # as the .txt parser keeps a message's text
     source_id = locator if _id_or(message.get("id"), None) is not None else f"position-{number}"
     if kind_of_record == "service":
-        return SourceMessage(source_id, timestamp, None, _valid_text(_service_text(message)), "system")
-    author = _valid_text(_name(message.get("from")) or _name(message.get("from_id")) or "Deleted Account")
+        return SourceMessage(source_id, timestamp, None, without_surrogates(_service_text(message)), "system")
+    author = without_surrogates(_name(message.get("from")) or _name(message.get("from_id")) or "Deleted Account")
     reply_to = _reply_to(message)
     forwarded = "forwarded_from" in message or "saved_from" in message  # null: from a deleted or hidden account
     if isinstance(message.get("poll"), dict):
-        return SourceMessage(source_id, timestamp, author, _valid_text(_poll_text(message["poll"])), "poll",
+        return SourceMessage(source_id, timestamp, author, without_surrogates(_poll_text(message["poll"])), "poll",
                              reply_to, forwarded)
     placeholder = _media_placeholder(message)
     if placeholder is not None:
@@ -545,10 +544,6 @@ def _name(value: object) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-def _valid_text(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text)
-
-
 def _reply_to(message: dict) -> str | None:
     """The source id of the replied message; a message of another chat (`reply_to_peer_id`) as "<peer>/<id>",
     which no message of this chat has."""
@@ -556,7 +551,7 @@ def _reply_to(message: dict) -> str | None:
     if reply is None:
         return None
     peer = _id_or(message.get("reply_to_peer_id"), None)
-    return _valid_text(f"{peer}/{reply}" if peer is not None else str(reply))
+    return without_surrogates(f"{peer}/{reply}" if peer is not None else str(reply))
 
 
 def _timestamp(message: dict, zone: tzinfo) -> datetime | None:

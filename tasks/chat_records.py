@@ -7,6 +7,8 @@ rest of the pipeline (documents, the messages dataset, sft-data) sees no differe
 
 from __future__ import annotations
 
+import codecs
+import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -49,6 +51,45 @@ def file_sha256(path: Path) -> str:
         raise InputFileError(f"{path}: is a directory, expected a file") from None
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+
+
+def read_export_text(path: Path, what: str) -> str:
+    """The text of a UTF-8 export file (a byte-order mark dropped); a one-line InputFileError naming the file when
+    it cannot be read, is not UTF-8 (or ends inside a character: a cut copy) or is empty. `what` ends the
+    messages: "a Discord export"."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputFileError(f"{path}: is a directory, expected a file") from None
+    except OSError as e:
+        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = str(memoryview(data)[bom:], "utf-8")
+    except UnicodeDecodeError as e:
+        if e.reason == "unexpected end of data":
+            raise InputFileError(f"{path}: ends inside a character at byte {bom + e.start} (a cut copy?), "
+                                 f"not a complete {what.removeprefix('a ')}") from None
+        raise InputFileError(f"{path}: not UTF-8 text (byte {bom + e.start}), not {what}") from None
+    if not text.strip():
+        raise InputFileError(f"{path}: empty file, not {what}")
+    return text
+
+
+def read_export_json(path: Path, what: str) -> object:
+    """The JSON of an export file (see `read_export_text`); not JSON is one line with its line and column, saying
+    when the text ends early (a cut or unfinished export)."""
+    text = read_export_text(path, what)
+    try:
+        return json.loads(text, strict=False)
+    except json.JSONDecodeError as e:
+        rest = text[e.pos:]
+        early = not rest.strip() or (e.msg.startswith("Unterminated string") and '"' not in rest[1:])
+        ending = "; it ends early (a cut or unfinished export?)" if early else ""
+        raise InputFileError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}, "
+                             f"not {what}") from None
+    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
+        raise InputFileError(f"{path}: JSON this reader cannot hold ({str(e)[:80]}), not {what}") from None
 
 
 def chat_id_for(file_digest: str, own_id: object) -> str:

@@ -68,7 +68,6 @@ with the stdlib `json` and `csv`; nothing is fetched (attachment URLs are never 
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import json
@@ -93,6 +92,8 @@ from tasks.chat_records import (
     build_chat,
     chat_id_for,
     file_sha256,
+    read_export_json,
+    read_export_text,
     resolve_tz,
 )
 from tasks.records import InputFileError, SkipCounter, without_surrogates
@@ -123,6 +124,7 @@ _SYSTEM_KINDS = {
 # the sentences DiscordChatExporter (2023-02 on) writes as a system message's content: kept, after the author
 _FALLBACK = re.compile(r"(Added |Removed |Left the group|Started a call|Changed the channel (name|icon)|"
                        r"Pinned a message|Started a thread|Joined the server)")
+_WHAT = "a Discord export"
 _IMAGE_EXT = {"jpg", "jpeg", "png", "webp", "bmp", "heic", "heif", "tif", "tiff", "avif", "svg"}
 _VIDEO_EXT = {"mp4", "mov", "webm", "mkv", "avi", "m4v", "wmv", "3gp"}
 _AUDIO_EXT = {"mp3", "wav", "m4a", "flac", "aac", "ogg", "opus", "wma"}
@@ -193,7 +195,7 @@ def read_discord_export(
     digest = file_sha256(path)
     if path.name.lower().endswith(".csv"):
         return [_read_package_file(path, skips, zone, owner, digest)]
-    data = _load_json(path)
+    data = read_export_json(path, _WHAT)
     if isinstance(data, dict) and ("guild" in data or "channel" in data):
         return [_read_exporter(data, path, digest, zone, skips)]
     package_file = path.name.lower() == "messages.json" and _CHANNEL_FOLDER.fullmatch(path.parent.name)
@@ -241,41 +243,6 @@ def _channel_messages_file(folder: Path) -> Path | None:
         if (folder / name).is_file():
             return folder / name
     return None
-
-
-def _decode(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected a file") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        text = str(memoryview(data)[bom:], "utf-8")
-    except UnicodeDecodeError as e:
-        if e.reason == "unexpected end of data":
-            raise InputFileError(f"{path}: ends inside a character at byte {bom + e.start} (a cut copy?), "
-                                 "not a complete Discord export") from None
-        raise InputFileError(f"{path}: not UTF-8 text (byte {bom + e.start}), not a Discord export") from None
-    if not text.strip():
-        raise InputFileError(f"{path}: empty file, not a Discord export")
-    return text
-
-
-def _load_json(path: Path) -> object:
-    text = _decode(path)
-    try:
-        return json.loads(text, strict=False)
-    except json.JSONDecodeError as e:
-        rest = text[e.pos:]
-        early = not rest.strip() or (e.msg.startswith("Unterminated string") and '"' not in rest[1:])
-        ending = "; it ends early (a cut or unfinished export?)" if early else ""
-        raise InputFileError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}, "
-                             "not a Discord export") from None
-    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
-        raise InputFileError(f"{path}: JSON this reader cannot hold ({str(e)[:80]}), not a Discord export") from None
 
 
 # ------------------------------------------------------------------------------------------------ shared helpers
@@ -655,7 +622,7 @@ def _read_package_file(path: Path, skips: SkipCounter, zone: tzinfo, owner: str,
 
 
 def _package_json(path: Path) -> list:
-    data = _load_json(path)
+    data = read_export_json(path, _WHAT)
     if not isinstance(data, list):
         found = ", ".join(map(str, list(data)[:6])) if isinstance(data, dict) else type(data).__name__
         raise InputFileError(f"{path}: a data package's messages.json should be an array of messages (found "
@@ -696,7 +663,7 @@ def _package_name(index_path: Path, own_id: str, channel: dict) -> str | None:
 def _csv_rows(path: Path, skips: ChatSkips) -> list:
     """The rows of an old package's `messages.csv` as dicts keyed by its header; a row with the wrong number of
     fields is skipped, counted. A file cut inside a quoted field is refused, naming the line."""
-    text = _decode(path)
+    text = read_export_text(path, _WHAT)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)

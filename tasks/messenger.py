@@ -60,9 +60,7 @@ number.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
-import json
 import logging
 import os
 import re
@@ -85,6 +83,7 @@ from tasks.chat_records import (
     chat_id_for,
     file_sha256,
     local_time,
+    read_export_json,
     resolve_tz,
 )
 from tasks.records import InputFileError, SkipCounter, without_surrogates
@@ -275,33 +274,7 @@ class _Part:
 
 def _load_part(path: Path) -> _Part:
     digest = file_sha256(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        cut = e.reason == "unexpected end of data" and e.end == len(raw)
-        why = "it ends inside a character (a cut-short download or copy?)" if cut else f"byte {e.start}"
-        raise InputFileError(f"{path}: not UTF-8 text ({why}), not a Messenger/Instagram JSON export") from None
-    del raw
-    if not text.strip():
-        raise InputFileError(f"{path}: empty file, not a Messenger/Instagram JSON export")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        early = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
-        ending = "; it ends early (a cut-short download or copy?)" if early else ""
-        raise InputFileError(
-            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}, "
-            "not a Messenger/Instagram JSON export"
-        ) from None
-    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
-        raise InputFileError(f"{path}: JSON this reader cannot hold ({str(e)[:80]})") from None
+    data = read_export_json(path, "a Messenger/Instagram JSON export")
     e2ee = _check_shape(data, path)
     return _Part(path, data, digest, e2ee, _is_mojibake(data, e2ee))
 

@@ -168,6 +168,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="few steps (under 3 minutes on a 2-core CPU)")
     parser.add_argument("--threads", type=int, default=1,
                         help="CPU threads (default 1: steadier numbers on a shared machine; 0 = torch's default)")
+    parser.add_argument("--gpu-only", action="store_true", help="only the CUDA pretraining table")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -176,10 +177,11 @@ def main() -> None:
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the runs' JSON lines; the tables are printed after
             world = build_chat_world(root, block=256, repeat_first=20, repeat_rest=0)
-        _quiet(pretrain_table, world, root, args.quick)
-        tiny = _quiet(demo_base, world, root, args.quick)
-        sft, lora = _quiet(finetune_table, world, root, tiny, args.quick)
-        quality_table(world, tiny, sft, lora)
+        if not args.gpu_only:
+            _quiet(pretrain_table, world, root, args.quick)
+            tiny = _quiet(demo_base, world, root, args.quick)
+            sft, lora = _quiet(finetune_table, world, root, tiny, args.quick)
+            quality_table(world, tiny, sft, lora)
         if torch.cuda.is_available():
             _quiet(gpu_table, world, root, args.quick)
         else:

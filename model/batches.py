@@ -94,20 +94,22 @@ class ChatBatches:
     """SFT / LoRA: padded batches of chat examples; validation: the Assistant-turn loss of the val examples.
 
     max_tokens is the model's block size + 1 (inputs are ids[:-1]); pad_to fixes the batch width (for
-    torch.compile, which would recompile for every new width)."""
+    torch.compile, which would recompile for every new width); otherwise widths are rounded up to `multiple`
+    (sft.width_multiple: few shapes on a GPU)."""
 
     def __init__(self, train: str | list[str], val: str | list[str] | None, tokenizer: Any, max_tokens: int,
-                 batch_size: int, seed: int, train_on: str, d: Distributed, pad_to: int | None):
+                 batch_size: int, seed: int, train_on: str, d: Distributed, pad_to: int | None,
+                 multiple: int = 1):
         self.train = SftExamples(train, tokenizer, max_tokens, train_on).require_examples("training")
         self.stream = SftBatchStream(len(self.train), batch_size, seed=seed, rank=d.rank, world_size=d.world_size)
         self.val = SftExamples(val, tokenizer, max_tokens, "assistant") if val else None
         if self.val is not None and not len(self.val):
             self.val = None
-        self.batch_size, self.pad_to = batch_size, pad_to
+        self.batch_size, self.pad_to, self.multiple = batch_size, pad_to, multiple
 
     def next_batch(self) -> tuple[torch.Tensor, torch.Tensor, int]:
         indices = self.stream.next_indices()
-        x, y = self.train.batch(indices, self.pad_to)
+        x, y = self.train.batch(indices, self.pad_to, self.multiple)
         return x, y, sum(len(self.train.inputs[i]) for i in indices)
 
     def state_dict(self) -> dict:

@@ -53,6 +53,7 @@ class SftExamples:
                 raise FileNotFoundError(f"{p}: no such SFT examples file (expected the sft-data stage's Parquet)")
         self.paths = paths
         self.tokens = ChatTokens.from_tokenizer(tokenizer)
+        self.max_width = max_tokens - 1  # the longest input a batch can hold (the model's block size)
         self.inputs: list[np.ndarray] = []
         self.targets: list[np.ndarray] = []
         self.truncated = 0
@@ -76,10 +77,14 @@ class SftExamples:
             raise ValueError(f"{', '.join(map(str, self.paths))}: no {what} SFT example has a token to train on")
         return self
 
-    def batch(self, indices: Sequence[int], pad_to: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(self, indices: Sequence[int], pad_to: int | None = None,
+              multiple: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
         """(x, y) int64 tensors of shape (len(indices), width), right-padded with the pad id / -100; width is
-        the longest example's length, or pad_to (fixed shapes for torch.compile)."""
+        the longest example's length rounded up to `multiple` (at most the block size), or pad_to (fixed shapes
+        for torch.compile)."""
         width = max(len(self.inputs[i]) for i in indices)
+        if multiple > 1:
+            width = max(width, min(-(-width // multiple) * multiple, self.max_width))
         if pad_to is not None:
             width = max(width, pad_to)
         x = np.full((len(indices), width), self.tokens.pad, dtype=np.int64)
@@ -137,6 +142,13 @@ class SftBatchStream:
         self.batches = batches
 
 
+def width_multiple(device: torch.device) -> int:
+    """What a padded batch's width is rounded up to on `device`. On a GPU every new batch shape costs an
+    attention plan (about 0.1 s each on an H200 with torch 2.11, against ~15 ms for a whole step of an 11.7M model):
+    widths in steps of 64 keep the shapes few. A CPU gains nothing from extra padding."""
+    return 64 if device.type == "cuda" else 1
+
+
 # ------------------------------------------------------------------------------------------------------------
 # loss on the trained tokens only
 
@@ -163,7 +175,8 @@ def assistant_loss(model: torch.nn.Module, examples: SftExamples, batch_size: in
         for b, start in enumerate(range(0, len(examples), batch_size)):
             if max_batches is not None and b >= max_batches:
                 break
-            x, y = examples.batch(range(start, min(start + batch_size, len(examples))))
+            x, y = examples.batch(range(start, min(start + batch_size, len(examples))),
+                                  multiple=width_multiple(device))
             autocast = (torch.autocast(device.type, dtype=autocast_dtype) if autocast_dtype is not None
                         else contextlib.nullcontext())
             with autocast:
@@ -177,4 +190,4 @@ def assistant_loss(model: torch.nn.Module, examples: SftExamples, batch_size: in
     return total / count, count
 
 
-__all__ = ["SftBatchStream", "SftExamples", "assistant_loss", "masked_nll", "shift_labels"]
+__all__ = ["SftBatchStream", "SftExamples", "assistant_loss", "masked_nll", "shift_labels", "width_multiple"]

@@ -70,6 +70,7 @@ from model.hardware import (
     wrap_for_training,
 )
 from model.metrics import LOSS_PLOT, MetricsLog, Throughput, plot_loss_curve
+from model.sft import width_multiple
 from model.transformer import GPT
 from storage.chat_format import TRAIN_ON, assistant_prompt, load_tokenizer, tokenizer_file
 from storage.checkpoints import (
@@ -541,7 +542,7 @@ class Trainer:
                                                   self.pad_id)
         else:
             self.data = ChatBatches(run.train_data, run.val_data, self.tokenizer, block + 1, s.batch_size, s.seed,
-                                    s.train_on, d, block if self.compile else None)
+                                    s.train_on, d, block if self.compile else None, width_multiple(self.device))
 
         self.quantized: dict = {}  # QLoRA: what quantizing the base did, for the start line
         self.model = self._build_model(cfg, base, self.resume)

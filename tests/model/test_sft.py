@@ -7,9 +7,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from model import load_model
 from model.checkpoint import load_config
 from model.evaluation import evaluate_assistant_perplexity
-from model.sft import SftBatchStream, SftExamples, shift_labels
+from model.sft import SftBatchStream, SftExamples, masked_nll, shift_labels, width_multiple
 from model.train import CheckpointMismatch, train
 from storage.chat_format import encode_example, load_tokenizer
 from storage.parquet import ParquetShardWriter
@@ -81,6 +82,32 @@ def test_padded_batches_ignore_padding(tmp_path, tok):
 
     truncated = SftExamples(path, tok, max_tokens=10)
     assert truncated.truncated == 2 and all(len(i) == 9 for i in truncated.inputs)
+
+
+def test_gpu_batches_round_their_width_and_lose_nothing(tmp_path, tok):
+    """On a GPU batch widths go up in steps of 64 (few shapes, few attention plans), never past the block, and
+    the extra padding changes no loss."""
+    path = tmp_path / "val.parquet"
+    with ParquetShardWriter(path, SFT_SCHEMA) as w:
+        for i, turns in enumerate([TURNS, TURNS[:2]]):
+            w.write_row({"example_id": str(i), "chat_id": "c", "session": 0, "text": "", "turns": turns,
+                         "n_tokens": 0})
+    assert width_multiple(torch.device("cpu")) == 1 and width_multiple(torch.device("cuda", 0)) == 64
+    examples = SftExamples(path, tok, max_tokens=129)  # block 128
+    plain = examples.batch([0, 1])
+    assert 8 < plain[0].shape[1] < 64
+    rounded = examples.batch([0, 1], multiple=64)
+    assert rounded[0].shape == (2, 64)
+    assert torch.equal(rounded[0][:, :plain[0].shape[1]], plain[0]) and (rounded[1][:, plain[0].shape[1]:] == -100).all()
+    assert examples.batch([0, 1], multiple=100)[0].shape == (2, 100)
+    assert examples.batch([0, 1], multiple=1000)[0].shape == (2, 128)  # capped at the block size
+    assert examples.batch([0, 1], pad_to=128, multiple=64)[0].shape == (2, 128)
+
+    model = load_model(pretrained_checkpoint()).eval()
+    with torch.no_grad():
+        a, n_a = masked_nll(model, *plain)
+        b, n_b = masked_nll(model, *rounded)
+    assert n_a == n_b and torch.allclose(a, b, rtol=1e-5)
 
 
 def test_batch_stream_is_a_function_of_its_position():

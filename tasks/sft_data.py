@@ -42,11 +42,13 @@ from tasks.chat_merge import normalize_author as same_person
 from tasks.cleaning import CleanRules, clean_text
 from tasks.training import SftDataParams
 from tasks.whatsapp.classify import normalize_author
+from tasks.whatsapp.documents import clock_outliers, split_sessions
 from tasks.whatsapp.parser import ChatMessage
 
 STAGE = "sft-data"
-STAGE_VERSION = "4"  # 3: copies of a chat across sources merged (tasks.chat_merge); 4: a phone-number target
-# matches by its digits, a reply whose context turn is too long keeps that turn's last messages
+STAGE_VERSION = "5"  # 3: copies of a chat across sources merged (tasks.chat_merge); 4: a phone-number target
+# matches by its digits, a reply whose context turn is too long keeps that turn's last messages; 5: a message
+# whose time alone jumps away and back cuts no session
 SPLITS = ("train", "val")
 DATABASE_OWNER = "me"  # the phone owner's name in a database when ingest.database_owner is not set
 log = logging.getLogger(__name__)
@@ -82,6 +84,7 @@ class SftDataResult:
     tokens: dict = field(default_factory=dict)  # split → tokens of all examples
     assistant_turns: int = 0
     context_cut: int = 0  # examples whose context is the last messages of a turn too long to fit whole
+    clock_outliers: int = 0  # messages whose time jumps away and back: no session is cut at them
     exports_merged: int = 0  # copies of a chat found elsewhere too (another export, a database), merged into it
     merged_chats: list = field(default_factory=list)  # one entry per merged chat: its copies, shared messages
     # authors not matched who may be the target, trained as User turns: another spelling, a database's "me"
@@ -94,6 +97,7 @@ class SftDataResult:
             "messages_used": self.messages_used,
             "exports_merged": self.exports_merged,
             "context_cut": self.context_cut,
+            "clock_outliers": self.clock_outliers,
             **{f"examples_{s}": self.examples.get(s, 0) for s in SPLITS},
             **{f"dropped_{k}": v for k, v in sorted(self.dropped.items())},
             **{f"skipped_{k}": v for k, v in sorted(self.skipped_turns.items())},
@@ -157,19 +161,6 @@ def _file_list(names: list[str], most: int = 5) -> str:
         return "no file"
     more = f" and {len(names) - most} more" if len(names) > most else ""
     return ", ".join(names[:most]) + more
-
-
-def _sessions(messages: list[ChatMessage], gap_hours: float) -> list[list[ChatMessage]]:
-    gap = timedelta(hours=gap_hours)
-    sessions: list[list[ChatMessage]] = []
-    previous = None
-    for m in messages:
-        if not sessions or (previous is not None and m.timestamp is not None and m.timestamp - previous > gap):
-            sessions.append([])
-        sessions[-1].append(m)
-        if m.timestamp is not None:
-            previous = m.timestamp
-    return sessions
 
 
 def _turns(messages: list[ChatMessage], targets: set[str]) -> list[dict]:
@@ -263,7 +254,11 @@ def build_sft_examples(messages_parts: list[str], tokenizer_path: str, params: S
             if m.author in targets:
                 target_dropped[reason] += 1
         result.messages_used += len(kept)
-        for s, session in enumerate(_sessions(kept, params.session_gap_hours)):
+        gap = timedelta(hours=params.session_gap_hours)
+        outliers = clock_outliers(kept, gap)
+        result.clock_outliers += len(outliers)
+        sessions = split_sessions(kept, gap, outliers)
+        for s, session in enumerate(sessions):
             turns = _turns(session, targets)
             lengths = [len(encode_turn(tokenizer, t["role"], t["text"], tokens=tokens)[0]) for t in turns]
             rows = []

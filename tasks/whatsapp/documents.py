@@ -73,12 +73,27 @@ class AuthorPseudonyms:
         return name
 
 
-def split_sessions(messages: list[ChatMessage], gap: timedelta) -> list[list[ChatMessage]]:
-    """Consecutive runs of messages (file order) with no silence longer than `gap` inside."""
+def clock_outliers(messages: list[ChatMessage], gap: timedelta) -> set[int]:
+    """Positions of messages whose time alone jumps away: more than `gap` from the message before, while the
+    message after is within `gap` of that one again (a phone with a wrong clock, an edited or mis-read time).
+    Messages are in the chat's order, so such a time says nothing about a silence."""
+    known = [i for i, m in enumerate(messages) if m.timestamp is not None]
+    return {b for a, b, c in zip(known, known[1:], known[2:], strict=False)
+            if abs(messages[b].timestamp - messages[a].timestamp) > gap
+            and abs(messages[c].timestamp - messages[a].timestamp) <= gap}
+
+
+def split_sessions(messages: list[ChatMessage], gap: timedelta,
+                   outliers: set[int] | None = None) -> list[list[ChatMessage]]:
+    """Consecutive runs of messages (file order) with no silence longer than `gap` inside. A clock outlier (see
+    `clock_outliers`; computed unless given) stays in its session and cuts none: the next gap is measured from
+    the message before it."""
+    if outliers is None:
+        outliers = clock_outliers(messages, gap)
     sessions: list[list[ChatMessage]] = []
     previous = None
-    for message in messages:
-        ts = message.timestamp
+    for i, message in enumerate(messages):
+        ts = None if i in outliers else message.timestamp
         if not sessions or (previous is not None and ts is not None and ts - previous > gap):
             sessions.append([])
         sessions[-1].append(message)

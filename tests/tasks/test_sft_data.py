@@ -170,3 +170,21 @@ def test_a_chat_exported_and_in_the_phones_database_is_trained_once(tmp_path):
     assert result.messages_used == result.messages_in - sum(result.dropped.values())
     turns = [t["text"] for r in _rows(result.train_path) for t in r["turns"]]
     assert turns.count("Trail closed north of the lake.") == 1
+
+
+def test_one_message_with_a_wrong_clock_does_not_split_its_conversation(tmp_path):
+    w = tiny_world()
+    export = (
+        "01/05/2024, 10:00 - Priya: Are you coming tonight?\n"
+        "01/05/2024, 10:01 - Sam: Yes, around eight\n"
+        "01/05/2024, 03:00 - Priya: Should I bring snacks?\n"  # her phone's clock was seven hours behind
+        "01/05/2024, 10:03 - Sam: Bring the good chips\n"
+    )
+    result = build_sft_examples([_messages_part(tmp_path, "a.txt", export)], str(w.tokenizer),
+                                SftDataParams(target_author="Sam", block_size=BLOCK, val_fraction=0),
+                                str(tmp_path / "out"))
+    assert result.clock_outliers == 1 and result.counts()["clock_outliers"] == 1
+    rows = _rows(result.train_path)
+    assert len(rows) == 2 and {r["session"] for r in rows} == {0}
+    assert [t["text"] for t in rows[-1]["turns"]][-2:] == ["Should I bring snacks?", "Bring the good chips"]
+    assert not result.skipped_turns.get("opens_session")

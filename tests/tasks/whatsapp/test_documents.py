@@ -159,3 +159,29 @@ def test_isolate_wrapped_mentions_are_kept_and_pseudonymised(tmp_path):
     doc = chat_to_documents(chat, pseudonymize=True)[0]
     sam, kim, phone = pseudonym("Sam Lee"), pseudonym("Kim Park"), pseudonym("+44 7700 900123")
     assert doc.text.splitlines()[0] == f"{sam}: hi @\u2068{kim}\u2069 and @\u2068{phone}\u2069!"
+
+
+def test_a_time_that_jumps_away_and_back_cuts_no_session():
+    """One message with a wrong clock (hours back, or years ahead) stays in its conversation; a real silence still
+    cuts, and so does a clock that moves for good."""
+    from datetime import timedelta
+
+    from tasks.whatsapp.documents import clock_outliers, split_sessions
+    from tasks.whatsapp.parser import ChatMessage
+
+    def chat(*times):
+        return [ChatMessage(chat_id="c", index=i, timestamp=t, author="Sam", text=f"m{i}", kind="text",
+                            source_file="chat.txt") for i, t in enumerate(times)]
+
+    at = lambda h, m=0, day=1: datetime(2024, 5, day, h, m)  # noqa: E731  (naive, as exports write)
+    six = timedelta(hours=6)
+    back = chat(at(10), at(10, 1), at(3), at(10, 2), at(10, 3))
+    assert clock_outliers(back, six) == {2} and [len(s) for s in split_sessions(back, six)] == [5]
+    ahead = chat(at(10), datetime(2099, 1, 1), at(10, 5), at(20), at(20, 1))
+    assert clock_outliers(ahead, six) == {1} and [len(s) for s in split_sessions(ahead, six)] == [3, 2]
+    silence = chat(at(10), at(10, 1), at(18), at(18, 5))
+    assert clock_outliers(silence, six) == set() and [len(s) for s in split_sessions(silence, six)] == [2, 2]
+    moved = chat(at(10), at(10, 1), at(2, day=2), at(2, 5, day=2))  # a new clock, kept from there on
+    assert [len(s) for s in split_sessions(moved, six)] == [2, 2]
+    untimed = chat(at(10), None, at(3), None, at(10, 2))
+    assert [len(s) for s in split_sessions(untimed, six)] == [5]

@@ -10,12 +10,16 @@ ios_handler.py, IPED's ExtractorAndroidNew.java and ExtractorIOS.java; nothing c
   `message_quoted(message_row_id, key_id)` for replies, `message.origination_flags` (bit 1: forwarded),
   `message_system(message_row_id, action_type)`, `message_poll_option(message_row_id, option_name, vote_total)`,
   `jid_map(lid_row_id, jid_row_id)` (anonymous `@lid` members and chats → their phone jid),
+  `lid_display_name(lid_row_id, display_name, username)` (the name an `@lid` person chose, for those `jid_map`
+  does not map; `lid_row_id` is the `@lid` jid's row, as in WhatsApp's own `SELECT display_name, username FROM
+  lid_display_name WHERE lid_row_id = ?`),
   `message_edit_info(message_row_id, original_key_id)` (an edited message is one row with its final text,
   kind "edited"; replies quote its original key id). Reactions (`message_add_on`) are not messages.
   `message_type`: 0 text, 1 image, 2 audio, 3 video, 4/14 contact(s), 5 location, 7 system, 8/10/11/90 call,
   9 document, 13 GIF, 15 deleted, 16 live location, 20 sticker, 36 timer change, 42/43/82 view-once media,
   64 deleted by an admin, 66/106 poll, 112 privacy notice; 99 (an album's container) and 116 (never shown)
-  are skipped, counted; others are kept as media and counted in `stats["unknown_types"]`.
+  are skipped, counted; others are kept as media and counted in `stats["unknown_types"]`. `timestamp` is in
+  milliseconds as WhatsApp writes it, or in seconds where most of the column's values say so (other tools).
 - Android, legacy (before 2021): `messages(_id, key_remote_jid, key_from_me, key_id, status, data, timestamp`
   in ms, `media_wa_type, remote_resource)`; optional `media_caption`, `quoted_row_id` → `messages_quotes(_id,
   key_id)`, `chat_list(key_remote_jid, subject)`. `status` 6 is a system event, `edit_version` 7 a deleted
@@ -34,7 +38,8 @@ Authors: the phone's owner (`from_me`) is `me`; others are the name the database
 name; Android: none, `msgstore.db` has no names — pass `contacts_db` for a `wa.db`) else the jid's user part
 (the phone number). Timestamps are UTC epochs written as naive local time in `tz` (default UTC: pass the
 phone's zone, e.g. "Europe/Paris", to match a `.txt` export of the same chat; `merge_chats` also finds a whole
-offset by itself). Status broadcasts (`status@broadcast`) are not chats and are skipped, counted.
+offset by itself). Status broadcasts (`status@broadcast`) and broadcast lists (`<id>@broadcast`, whose
+messages are also in each recipient's own chat) are not chats and are skipped, counted.
 
 Nothing is written: a database without a `-wal` beside it is opened immutable (SQLite's `mode=ro` alone creates
 `-wal`/`-shm` files for a WAL-mode database), one with a `-wal` is copied with it to a temporary folder first.
@@ -83,6 +88,9 @@ log = logging.getLogger(__name__)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLE_EPOCH = 978307200  # 2001-01-01T00:00:00Z as a Unix time
 _STATUS_JIDS = ("status@broadcast",)
+# Unix times in seconds from 2001-09-09 to the year 5138. Read as milliseconds these would be January 1970 to
+# March 1973, long before WhatsApp (2009), whose millisecond times are all above 1.23e12: the two never overlap.
+_SECONDS = (1e9, 1e11)
 
 _ALBUM = ("hidden", "an album's container row (its photos are messages of their own)")
 # Android message_type / media_wa_type → (kind, placeholder); "hidden": a row the app shows no message for
@@ -307,6 +315,38 @@ def _epoch_time(seconds: object, zone: tzinfo) -> datetime | None:
         return None
 
 
+def _milliseconds_per_unit(db: sqlite3.Connection, table: str) -> int:
+    """1000 where `table.timestamp` is in milliseconds, as WhatsApp writes it; 1 where most of its numbers are
+    Unix seconds, as some other tools write it. One unit for the whole column (a tool writes all its rows one
+    way), so a stray value stays what it was and is still read, or counted, as before."""
+    seconds, millis = db.execute(
+        f"SELECT COALESCE(SUM(timestamp >= {_SECONDS[0]} AND timestamp < {_SECONDS[1]}), 0), "
+        f"COALESCE(SUM(timestamp >= {_SECONDS[1]}), 0) FROM {table} WHERE typeof(timestamp) IN ('integer', 'real')"
+    ).fetchone()
+    if seconds > millis:
+        log.info("%s.timestamp holds seconds, not milliseconds (%d rows of %d): read as seconds", table, seconds,
+                 seconds + millis)
+        return 1
+    return 1000
+
+
+def _not_a_conversation(jid: str | None) -> str | None:
+    """The skip reason for every message of a chat that is no conversation, else None.
+
+    `status@broadcast` holds Status posts. `<id>@broadcast` is a broadcast list: the phone stores a message sent
+    to one both in the list's chat and, with the same key id, in each recipient's own chat (WhatsApp updates all
+    the copies at once: `UPDATE message … WHERE chat_row_id IN (<list>, <recipients>…) AND from_me = 1 AND
+    key_id = ?`). Replies come back in those own chats, so the list's chat is the owner's side only, a second
+    time: read as a chat it would count every broadcast twice and make the list a conversation partner. Someone
+    fine-tuning on their conversations wants each broadcast once, in the chat where its recipient answered it:
+    the list's chat is skipped and its messages counted."""
+    if jid in _STATUS_JIDS:
+        return "whatsapp_db_status_update"
+    if jid and jid.endswith("@broadcast"):
+        return "whatsapp_db_broadcast_list"
+    return None
+
+
 class _Reader:
     """What the three schemas share: chats built from (chat key, name, jid) and each row's message."""
 
@@ -314,6 +354,7 @@ class _Reader:
         self.db, self.tables, self.me, self.zone, self.names = db, tables, me, zone, names
         self.unknown_types: dict[object, Counter] = defaultdict(Counter)
         self.person: dict[object, str | None] = {}  # chat key → the jid of the person (a phone jid behind @lid)
+        self.chosen_names: dict[str, str] = {}  # jid → the name its person chose (Android: unmapped @lid)
 
     def chats(self, path: Path, digest: str, skips: SkipCounter, flavour: str) -> list[WhatsAppChat]:
         chats_info = self.chat_rows()
@@ -322,6 +363,7 @@ class _Reader:
         orphans = ChatSkips(skips, str(path))
         group_of = {key: (jid or "").endswith("@g.us") for key, _, jid in chats_info}
         jid_of = {key: jid for key, _, jid in chats_info}
+        skipped_as = {key: _not_a_conversation(jid) for key, _, jid in chats_info}
         previous = None
         for row in self.message_rows():
             key = row[0]
@@ -332,8 +374,8 @@ class _Reader:
                 chat_skips[key].skip("whatsapp_db_duplicate_row", row[1])
                 continue
             previous = (key, row[1])
-            if jid_of[key] in _STATUS_JIDS:
-                chat_skips[key].skip("whatsapp_db_status_update", row[1])
+            if skipped_as[key]:
+                chat_skips[key].skip(skipped_as[key], row[1])
                 continue
             person = self.person.get(key, jid_of[key])
             record = self.message(row, group_of[key], person, chat_skips[key])
@@ -341,15 +383,16 @@ class _Reader:
                 records[key].append(record)
         out = []
         for key, name, jid in chats_info:
-            if jid in _STATUS_JIDS:
+            if skipped_as[key]:
                 continue
+            person = _person(self.person.get(key, jid))
             out.append(
                 build_chat(
                     records[key],
                     chat_id=chat_id_for(digest, jid or key),
                     path=path,
                     source=f"whatsapp-db-{flavour}",
-                    name=name or _user(self.person.get(key, jid)),
+                    name=name or self.chosen_names.get(person or "") or _user(person),
                     skipped=dict(chat_skips[key].counts),
                     extra={
                         "chat_jid": jid,
@@ -361,12 +404,12 @@ class _Reader:
         return out
 
     def author(self, from_me: bool, jid: str | None, known: str | None = None) -> str:
-        """`me`, else the name the database holds, the wa.db name, the phone number; "unknown" without a jid (a
-        group message whose sender row is gone: the group's own number is nobody)."""
+        """`me`, else the name the database holds, the wa.db name, the name the person chose, the phone number;
+        "unknown" without a jid (a group message whose sender row is gone: the group's own number is nobody)."""
         if from_me:
             return self.me
         jid = _person(jid)
-        return known or self.names.get(jid or "") or _user(jid) or "unknown"
+        return known or self.names.get(jid or "") or self.chosen_names.get(jid or "") or _user(jid) or "unknown"
 
     def typed(self, table: dict, type_code, key) -> tuple[str, str | None]:
         found = table.get(type_code)
@@ -392,7 +435,21 @@ class _AndroidReader(_Reader):
         ):
             self.person[key] = _label(person_jid)
             rows.append((key, _label(subject), _label(jid)))
+        self.chosen_names = self._lid_display_names()
         return rows
+
+    def _lid_display_names(self) -> dict[str, str]:
+        """`@lid` jid → the display name its person chose (`lid_display_name`, newer databases), for the @lid
+        people `jid_map` does not map to a phone jid. Left out where the table lacks the columns read."""
+        if "lid_display_name" not in self.tables or not {"lid_row_id", "display_name"} <= _columns(
+            self.db, "lid_display_name"
+        ):
+            return {}
+        rows = self.db.execute(
+            "SELECT jid.raw_string, d.display_name FROM lid_display_name d JOIN jid ON jid._id = d.lid_row_id"
+        )
+        names = {_person(_label(jid)): (_label(name) or "").strip() for jid, name in rows}
+        return {jid: name for jid, name in names.items() if jid and name}
 
     def message_rows(self) -> Iterable[tuple]:
         cols = _columns(self.db, "message")
@@ -413,6 +470,7 @@ class _AndroidReader(_Reader):
         else:
             sender, sender_join = "sender.raw_string", ""
         self.polls = self._polls()
+        self.unit = _milliseconds_per_unit(self.db, "message")
         return self.db.execute(
             f"SELECT m.chat_row_id, m._id, m.from_me, m.key_id, m.timestamp, m.text_data, m.message_type, "
             f"{sender}, {quoted}, {forwarded}, {action}, {original} FROM message m "
@@ -432,7 +490,7 @@ class _AndroidReader(_Reader):
 
     def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
         key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, forwarded, action, original = row
-        seconds = stamp / 1000 if isinstance(stamp, (int, float)) and stamp > 0 else None
+        seconds = stamp / self.unit if isinstance(stamp, (int, float)) and stamp > 0 else None
         timestamp = _epoch_time(seconds, self.zone)
         if timestamp is None:
             skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
@@ -469,6 +527,7 @@ class _LegacyAndroidReader(_Reader):
         else:
             quoted, join = "NULL", ""
         optional = ", ".join(_column(cols, "m", c) for c in ("media_caption", "status", "edit_version"))
+        self.unit = _milliseconds_per_unit(self.db, "messages")
         return self.db.execute(
             f"SELECT m.key_remote_jid, m._id, m.key_from_me, m.key_id, m.timestamp, m.data, m.media_wa_type, "
             f"{_column(cols, 'm', 'remote_resource')}, {quoted}, {optional} FROM messages m {join} "
@@ -477,7 +536,7 @@ class _LegacyAndroidReader(_Reader):
 
     def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
         key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, caption, status, edit_version = row
-        seconds = stamp / 1000 if isinstance(stamp, (int, float)) and stamp > 0 else None
+        seconds = stamp / self.unit if isinstance(stamp, (int, float)) and stamp > 0 else None
         timestamp = _epoch_time(seconds, self.zone)
         if timestamp is None:
             skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))

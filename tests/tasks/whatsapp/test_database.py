@@ -485,3 +485,131 @@ def test_legacy_revoked_message_and_other_apps_messages_table(tmp_path):
     db.close()
     with pytest.raises(InputFileError, match="without WhatsApp's message tables"):
         read_whatsapp_database(other)
+
+
+def test_android_lid_people_without_a_phone_number_go_by_their_display_name(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.executescript(  # lid_display_name as WhatsApp creates it; lid_row_id is the @lid jid's row
+        """
+        CREATE TABLE jid_map (lid_row_id INTEGER PRIMARY KEY NOT NULL, jid_row_id INTEGER NOT NULL, sort_id INTEGER);
+        CREATE TABLE lid_display_name (lid_row_id INTEGER PRIMARY KEY NOT NULL, display_name TEXT NOT NULL,
+                                       username TEXT);
+        INSERT INTO jid VALUES (20, '201122334455667', 'lid', 0, 0, 0, '201122334455667@lid');
+        INSERT INTO jid VALUES (21, '201122334455667', 'lid', 0, 3, 0, '201122334455667:3@lid');
+        INSERT INTO jid VALUES (22, '201122334455668', 'lid', 0, 0, 0, '201122334455668@lid');
+        INSERT INTO jid VALUES (23, '491701234567', 's.whatsapp.net', 0, 0, 0, '491701234567@s.whatsapp.net');
+        INSERT INTO jid VALUES (24, '201122334455669', 'lid', 0, 0, 0, '201122334455669@lid');
+        INSERT INTO jid VALUES (25, '201122334455670', 'lid', 0, 0, 0, '201122334455670@lid');
+        INSERT INTO jid_map VALUES (22, 23, 0);
+        INSERT INTO lid_display_name VALUES (20, 'Dana ☀', NULL);
+        INSERT INTO lid_display_name VALUES (22, 'Jo', NULL);
+        INSERT INTO lid_display_name VALUES (24, '', 'rowan.h');
+        INSERT INTO lid_display_name VALUES (25, 'Mika', NULL);
+        INSERT INTO chat VALUES (6, 25, 0, NULL, 0, 0);
+        """
+    )
+    rows = [  # _id, chat, from_me, key, sender, text
+        (40, 2, 0, "BB20", 20, "I'll bring the map"), (41, 2, 0, "BB21", 21, "from my tablet"),
+        (42, 2, 0, "BB22", 22, "count me in too"), (43, 2, 0, "BB23", 24, "maybe"),
+        (44, 6, 0, "FF01", 0, "hi, it's Mika from the hike"), (45, 6, 1, "FF02", 0, "hi Mika!"),
+    ]
+    db.executemany(
+        "INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, timestamp, message_type, text_data) "
+        "VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+        [(i, c, f, k, s, _ms(2024, 5, 1, 10, i - 40), x) for i, c, f, k, s, x in rows],
+    )
+    db.commit()
+    db.close()
+    _, group, mika = read_whatsapp_database(path, me="Priya")
+    assert _rows(group)[-4:] == [
+        ("Dana ☀", "text", "I'll bring the map"),
+        ("Dana ☀", "text", "from my tablet"),  # a linked device of the same @lid person
+        ("491701234567", "text", "count me in too"),  # jid_map knows the phone number: it stays the author
+        ("201122334455669", "text", "maybe"),  # a username alone (empty display_name): the number
+    ]
+    assert mika.stats["chat_name"] == "Mika" and mika.stats["chat_jid"] == "201122334455670@lid"
+    assert _rows(mika) == [("Mika", "text", "hi, it's Mika from the hike"), ("Priya", "text", "hi Mika!")]
+
+    db = sqlite3.connect(path)  # a lid_display_name of another shape is left out, not guessed at
+    db.execute("ALTER TABLE lid_display_name RENAME COLUMN display_name TO shown_name")
+    db.commit()
+    db.close()
+    _, group, mika = read_whatsapp_database(path)
+    assert group.messages[-4].author == "201122334455667" and mika.stats["chat_name"] == "201122334455670"
+
+
+def test_android_broadcast_list_is_no_chat_and_its_messages_are_read_once(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        INSERT INTO jid VALUES (30, '1712000000', 'broadcast', 0, 0, 0, '1712000000@broadcast');
+        INSERT INTO chat VALUES (7, 30, 0, 'Hike invites', 0, 0);
+        INSERT INTO chat VALUES (8, 3, 0, NULL, 0, 0);
+        """
+    )
+    invite = "Hike on Saturday, who's in?"
+    rows = [  # _id, chat, from_me, key, text: the list's row and one copy per recipient share the key id
+        (50, 7, 1, "BC01", invite), (51, 1, 1, "BC01", invite), (52, 8, 1, "BC01", invite),
+        (53, 8, 0, "BC02", "Me!"),
+    ]
+    db.executemany(
+        "INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, broadcast, timestamp, "
+        "message_type, text_data) VALUES (?, ?, ?, ?, 0, 1, ?, 0, ?)",
+        [(i, c, f, k, _ms(2024, 3, 14, 19, i - 50), x) for i, c, f, k, x in rows],
+    )
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    chats = read_whatsapp_database(path, skips, me="Priya")
+    assert [c.stats["chat_jid"] for c in chats] == [
+        "447700900123@s.whatsapp.net", "120363000000000001@g.us", "33600000001@s.whatsapp.net",
+    ]
+    sam, _, kim = chats
+    assert _rows(sam)[-1] == ("Priya", "text", invite)
+    assert _rows(kim) == [("Priya", "text", invite), ("33600000001", "text", "Me!")]
+    assert sum(m.text == invite for c in chats for m in c.messages) == 2  # once per recipient, not three times
+    assert skips.counts["whatsapp_db_broadcast_list"] == 1 and skips.counts["whatsapp_db_status_update"] == 1
+
+
+def test_legacy_broadcast_list_is_no_chat(tmp_path):
+    path = _legacy_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.executemany(
+        "INSERT INTO messages (key_remote_jid, key_from_me, key_id, status, data, timestamp, media_wa_type) "
+        "VALUES (?, 1, 'LB1', 5, 'Meeting moved to Friday', ?, '0')",
+        [("1556000000@broadcast", _ms(2019, 5, 3, 9, 0)), ("447700900123@s.whatsapp.net", _ms(2019, 5, 3, 9, 0))],
+    )
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    chats = read_whatsapp_database(path, skips)
+    assert [c.stats["chat_jid"] for c in chats] == ["447700900123@s.whatsapp.net", "120363000000000002@g.us"]
+    assert _rows(chats[0])[-1] == ("me", "text", "Meeting moved to Friday")
+    assert skips.counts["whatsapp_db_broadcast_list"] == 1
+
+
+def _dated(chats):
+    return [[(m.author, m.kind, m.text, m.timestamp) for m in chat.messages] for chat in chats]
+
+
+@pytest.mark.parametrize("build, table, first", [(_android_db, "message", datetime(2024, 3, 14, 18, 2, 5)),
+                                                 (_legacy_db, "messages", datetime(2019, 5, 1, 20, 0))])
+def test_android_timestamps_written_in_seconds(tmp_path, build, table, first):
+    expected = _dated(read_whatsapp_database(build(tmp_path / "ms.db")))
+    path = build(tmp_path / "seconds.db")
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE {table} SET timestamp = timestamp / 1000")  # what some tools write instead of ms
+    db.commit()
+    chats = read_whatsapp_database(path)
+    assert _dated(chats) == expected and chats[0].messages[0].timestamp == first  # not January 1970
+    db.execute(f"UPDATE {table} SET timestamp = timestamp * 1000000 WHERE _id = 2")  # no calendar holds it
+    db.execute(f"UPDATE {table} SET timestamp = 'soon' WHERE _id = 3")
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    chats = read_whatsapp_database(path, skips)
+    kept, before = [m for c in _dated(chats) for m in c], [m for c in expected for m in c]
+    assert skips.counts["whatsapp_db_bad_timestamp"] == 2
+    assert len(kept) == len(before) - 2 and all(m in before for m in kept)  # the others still read right

@@ -18,14 +18,19 @@ Kinds: text; "edited" for a message Telegram marks `edited` (as the `.txt` parse
 the next line); "poll" written as WhatsApp writes polls ("POLL:" / "OPTION: … (n votes)"); "system" for service
 messages, without author. Forwarded messages are kept as they are and counted (`stats["forwarded"]`,
 `stats["forwarded_indexes"]`). Timestamps are `date` as written (local time); `date_unixtime` converted with
-`tz` (default UTC) only when `date` is missing.
+`tz` (default UTC) only when `date` is missing. A part of a `text` list with no text of its own (a number, null,
+a nested list, an entity without a string `text`) is left out and counted (`telegram_bad_entity`, one a part):
+the message keeps the text of the others. Ids, counts and durations written as floats without a fraction (123.0,
+by tools that re-save the JSON through JavaScript or pandas) are read as ints.
 
 Telegram Desktop writes two kinds of invalid JSON, which are repaired before giving up on a file: control
 characters in a text escaped as `\\x0B` (every version; tdesktop issue #27571), and 4.1.x's unquoted custom-emoji
 `"document_id": video_files/sticker.webm` (tdesktop #24961). A `reply_to_peer_id` marks a reply to a message of
 another chat: it is kept unresolved (`#<peer>/<id>`), never matched against this chat's ids. Lone UTF-16
 surrogates (a `\\ud83d` escape without its pair, written by tools that re-save exports) become U+FFFD, since
-they cannot be written as UTF-8.
+they cannot be written as UTF-8. A file re-saved in another encoding is read as its byte-order mark says (UTF-8,
+UTF-16 LE or BE, UTF-32 LE or BE) or, without one, as the NUL bytes around its first characters say
+(`json.detect_encoding`); the repairs and the salvage below work the same on all of them.
 
 The file is parsed whole with the stdlib `json` (an account export can be hundreds of MB: it is held in memory
 once; a streaming parser is left for when that matters; 200k messages, 70 MB, read in about 3 s, 400 MB peak).
@@ -37,7 +42,7 @@ top object is then read member by member, and so are a chat's `messages`, an acc
 their `list` and each chat in it, with `json.JSONDecoder.raw_decode` on the same text (no copy): every complete
 message is kept, the one cut is not, a message is never kept in part; an account keeps its complete chats and
 the complete messages of the chat cut (an empty chat when the file ends right after its `"messages": [`, nothing
-of a chat cut before its messages). A file cut inside a UTF-8 character is read without it. What is lost is
+of a chat cut before its messages). A file cut inside a character is read without it. What is lost is
 counted once: `telegram_truncated_export` in the skip counter, located by the byte offset (in the file, before
 any repair) where reading stopped (the first record not kept), and in the cut chat's `stats["skipped"]`, with
 `stats["truncated"] = True` and `stats["truncated_at_byte"]`; when the file ends outside any chat's messages
@@ -104,6 +109,8 @@ _WS_ONLY = re.compile(r"\s*")
 _CUT_TOKEN = {"Expecting value": re.compile(r"(-|t|tr|tru|f|fa|fal|fals|n|nu|nul)?\s*"),
               "Expecting ',' delimiter": re.compile(r"([.eE][0-9eE+-]*)?\s*")}
 _DECODER = json.JSONDecoder(strict=False)
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _PIECE = 1 << 20
 log = logging.getLogger(__name__)
 
@@ -115,7 +122,8 @@ def read_telegram_export(
 
     `chat_id` is derived from the file's sha256 and the chat's own Telegram id. Records that cannot be read
     (no date, a text of the wrong type, an unknown or unsupported record type, nothing to show) are skipped and
-    counted in `skips` and in the chat's `stats["skipped"]`; a chat without any readable message is still
+    counted in `skips` and in the chat's `stats["skipped"]`, and so is each part of a message's text that has no
+    text (`telegram_bad_entity`; the message is kept); a chat without any readable message is still
     returned (empty); an entry of an account's chat list that is not a chat with a `messages` list is skipped
     and counted (`telegram_malformed_chat`). An export that ends early keeps its complete messages and chats and
     counts the cut (`telegram_truncated_export`, see the module's docstring). Raises InputFileError, naming the
@@ -152,10 +160,13 @@ def looks_like_telegram(path: str | os.PathLike, head_bytes: int = 4096) -> bool
     """Cheap sniff for input-kind detection: a `.json` whose head reads like a Telegram Desktop export."""
     try:
         with open(path, "rb") as f:
-            head = f.read(head_bytes).decode("utf-8", errors="ignore")
+            head = f.read(head_bytes)
+            encoding, bom = _encoding(head[:4])
+            if encoding != "utf-8":  # as many characters as a UTF-8 head of ASCII would hold
+                head += f.read(head_bytes * (2 if encoding.startswith("utf-16") else 4) - len(head))
     except OSError:
         return False
-    head = head.lstrip("\ufeff \t\r\n")
+    head = head[bom:].decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
     return head.startswith("{") and (
         ('"messages"' in head and '"type"' in head) or '"personal_information"' in head or '"chats"' in head
     )
@@ -174,27 +185,28 @@ class _Cut:
 
 def _load(path: Path) -> tuple[object, _Cut | None]:
     """The file's JSON, and None; or, for an export that ends early, what came before the cut and where it is."""
+    encoding = "utf-8"
     try:
         with open(path, "rb") as f:
             data = f.read()
-        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        encoding, bom = _encoding(data[:4])
         end = len(data)
         try:
-            text = str(memoryview(data)[bom:], "utf-8")
+            text = _decode(memoryview(data)[bom:], encoding)
         except UnicodeDecodeError as e:
-            if e.reason != "unexpected end of data" or bom + e.end != end:
+            if e.reason not in ("unexpected end of data", "truncated data") or bom + e.end != end:
                 raise InputFileError(
-                    f"{path}: not UTF-8 text (byte {bom + e.start}), not a Telegram JSON export"
+                    f"{path}: not {_label(encoding)} text (byte {bom + e.start}), not a Telegram JSON export"
                 ) from None
             end = bom + e.start  # the file ends inside a character: an export cut short, read without it
-            text = str(memoryview(data)[bom:end], "utf-8")
+            text = _decode(memoryview(data)[bom:end], encoding)
         del data
         if not text or text.isspace():
             raise InputFileError(f"{path}: empty file, not a Telegram JSON export")
         data, salvaged = _parse_json(text)
         if salvaged is None:
             return data, None
-        return data, _cut_of(data, salvaged, text, end)
+        return data, _cut_of(data, salvaged, text, end, encoding)
     except InputFileError:
         raise
     except json.JSONDecodeError as e:
@@ -203,8 +215,9 @@ def _load(path: Path) -> tuple[object, _Cut | None]:
         early = getattr(e, "ends_early", False) or not (_ends_with_brace(e.doc) or e.msg.startswith("Extra data"))
         ending = "; it ends early (an unfinished export?)" if early else ""
         before = " before its first complete message" if getattr(e, "ends_early", False) else ""
+        read_as = "" if encoding == "utf-8" else f"read as {_label(encoding)}, "
         raise InputFileError(
-            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}){ending}{before}, "
+            f"{path}: not valid JSON ({read_as}line {e.lineno}, column {e.colno}: {e.msg}){ending}{before}, "
             "not a Telegram JSON export"
         ) from None
     except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
@@ -215,6 +228,28 @@ def _load(path: Path) -> tuple[object, _Cut | None]:
         raise InputFileError(f"{path}: is a directory, expected Telegram's result.json") from None
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+
+
+def _encoding(head: bytes) -> tuple[str, int]:
+    """The encoding of a JSON file by its first four bytes, and the length of its byte-order mark: UTF-8, UTF-16 or
+    UTF-32 as the mark says (UTF-32 LE's starts with UTF-16 LE's, so it is tried first); without a mark, UTF-16 or
+    UTF-32 when the NUL bytes are where those encodings put them around JSON's first two (ASCII) characters, as
+    `json.detect_encoding` tells them, else UTF-8."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding, len(bom)
+    return json.detect_encoding(head), 0
+
+
+def _decode(data: memoryview, encoding: str) -> str:
+    # UTF-16 and UTF-32 can hold lone surrogates (tools that re-save exports write them); they are kept, as a
+    # `\ud83d` escape's are, and become U+FFFD where the text is read. UTF-8 cannot: it stays strict.
+    return str(data, encoding) if encoding == "utf-8" else str(data, encoding, "surrogatepass")
+
+
+def _label(encoding: str) -> str:
+    """The encoding's name as a user knows it: UTF-16 LE for utf-16-le."""
+    return encoding.upper().replace("-LE", " LE").replace("-BE", " BE")
 
 
 def _ends_with_brace(text: str) -> bool:
@@ -419,9 +454,9 @@ def _put(container: dict | list, key: object, value: object) -> None:
         container.append(value)
 
 
-def _cut_of(data: dict, salvaged: _Salvaged, original: str, end: int) -> _Cut:
-    """The `_Cut` of a salvaged export read from `original` (the text before any repair), whose last byte read is
-    `end`; the cut chat of an account is left out when the file ends before its messages."""
+def _cut_of(data: dict, salvaged: _Salvaged, original: str, end: int, encoding: str) -> _Cut:
+    """The `_Cut` of a salvaged export read from `original` (the text before any repair, decoded from `encoding`),
+    whose last byte read is `end`; the cut chat of an account is left out when the file ends before its messages."""
     chat = data
     for step in salvaged.chat_path or ():
         chat = chat[step]  # each step was salvaged: a chat's path is a dict's key, then a list's last index
@@ -430,12 +465,13 @@ def _cut_of(data: dict, salvaged: _Salvaged, original: str, end: int) -> _Cut:
             data[salvaged.chat_path[0]]["list"].pop()
         chat = None
     stop = salvaged.to_original(salvaged.stop)
-    return _Cut(end - _utf8_length(original, stop), chat, _messages_kept(data))
+    return _Cut(end - _encoded_length(original, stop, encoding), chat, _messages_kept(data))
 
 
-def _utf8_length(text: str, start: int) -> int:
-    """The UTF-8 length of `text[start:]`, a piece at a time (the piece is a tail of the file, which can be long)."""
-    return sum(len(text[i:i + _PIECE].encode("utf-8", "surrogatepass")) for i in range(start, len(text), _PIECE))
+def _encoded_length(text: str, start: int, encoding: str) -> int:
+    """The length in bytes of `text[start:]` encoded as the file was, a piece at a time (the piece is a tail of the
+    file, which can be long)."""
+    return sum(len(text[i:i + _PIECE].encode(encoding, "surrogatepass")) for i in range(start, len(text), _PIECE))
 
 
 def _raw_chats(data: object, path: Path) -> Iterator[object]:
@@ -505,13 +541,16 @@ def _read_message(message: object, number: int, zone: tzinfo, skips: ChatSkips) 
     if timestamp is None:
         skips.skip("telegram_bad_date", locator, repr(message.get("date"))[:60])
         return None
-    raw_text = message.get("text")
+    field, raw_text = "text", message.get("text")
     if raw_text is None:  # a third-party writer may leave `text` out (or null) and keep `text_entities`
-        raw_text = message.get("text_entities") or ""
-    text = _flatten(raw_text)
-    if text is None:
-        skips.skip("telegram_malformed_message", locator, f"text is a {type(raw_text).__name__}")
+        field, raw_text = "text_entities", message.get("text_entities") or ""
+    flat = _flatten(raw_text)
+    if flat is None:
+        skips.skip("telegram_malformed_message", locator, f"{field} is a {type(raw_text).__name__}")
         return None
+    text, bad_entities = flat
+    for index in bad_entities:  # the message keeps the text of its other entities
+        skips.skip("telegram_bad_entity", locator, f"{field}[{index}] is {_not_an_entity(raw_text[index])}")
     text = without_surrogates(text.strip())  # as the .txt parser keeps a message's text
     source_id = locator if _id_or(message.get("id"), None) is not None else f"position-{number}"
     if kind_of_record == "service":
@@ -534,8 +573,18 @@ def _read_message(message: object, number: int, zone: tzinfo, skips: ChatSkips) 
 
 
 def _id_or(value: object, default: object) -> object:
-    """`value` when it can be an id (an int or a string), else `default`."""
+    """`value` when it can be an id (an int or a string), else `default`. A float without a fraction is the int
+    (a tool that re-saves the JSON through JavaScript or pandas writes 123.0); another float (a fraction, NaN,
+    infinity) is no id, read around like any wrong type and not counted: pandas writes NaN for every message
+    without a `reply_to_message_id`."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else default
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else default
+
+
+def _whole(value: object) -> object:
+    """A count or a duration as written, a float without a fraction as the int (2.0 votes are "2 votes")."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _name(value: object) -> str | None:
@@ -568,22 +617,37 @@ def _timestamp(message: dict, zone: tzinfo) -> datetime | None:
         return None
 
 
-def _flatten(text: object) -> str | None:
+def _flatten(text: object) -> tuple[str, list[int]] | None:
     """Plain text of a `text` field: a string, or a list of strings and entity objects whose `text` is kept
-    (a link's visible text, a mention, bold…); None when it is neither."""
+    (a link's visible text, a mention, bold…), and the positions in the list of what has no text to keep (a
+    number, null, a nested list, an object without a string `text`), left out; None when it is neither."""
     if isinstance(text, str):
-        return text
+        return text, []
     if not isinstance(text, list):
         return None
-    parts = []
-    for part in text:
+    parts, bad = [], []
+    for index, part in enumerate(text):
         if isinstance(part, str):
             parts.append(part)
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             parts.append(part["text"])
         else:
-            return None
-    return "".join(parts)
+            bad.append(index)
+    return "".join(parts), bad
+
+
+def _not_an_entity(part: object) -> str:
+    """What a part of a `text` list left out by `_flatten` is, for its skip."""
+    if not isinstance(part, dict):
+        return f"a {type(part).__name__}, not a string or an entity"
+    if "text" not in part:
+        return "an entity without text"
+    return f"an entity whose text is a {type(part['text']).__name__}"
+
+
+def _plain(text: object) -> str:
+    flat = _flatten(text)
+    return flat[0] if flat is not None else ""
 
 
 def _media_placeholder(message: dict) -> str | None:
@@ -604,12 +668,12 @@ def _media_placeholder(message: dict) -> str | None:
 
 
 def _poll_text(poll: dict) -> str:
-    lines = ["POLL:", _flatten(poll.get("question")) or ""]
+    lines = ["POLL:", _plain(poll.get("question"))]
     answers = poll.get("answers")
     for answer in answers if isinstance(answers, list) else []:
         if isinstance(answer, dict):
-            votes = answer.get("voters", 0)
-            text = _flatten(answer.get("text")) or ""
+            votes = _whole(answer.get("voters", 0))
+            text = _plain(answer.get("text"))
             lines.append(f"OPTION: {text} ({votes} vote{'' if votes == 1 else 's'})")
     return "\n".join(lines)
 
@@ -639,7 +703,7 @@ def _service_text(message: dict) -> str:
     if action == "edit_group_photo":
         return f"{actor} changed the group photo"
     if action == "phone_call":
-        seconds = message.get("duration_seconds")
+        seconds = _whole(message.get("duration_seconds"))
         if message.get("discard_reason") == "missed":
             return f"Missed call from {actor}"
         return f"{actor} called ({seconds} s)" if seconds else f"{actor} called"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from datetime import datetime
 
@@ -160,7 +161,9 @@ def test_rows_fit_the_messages_schema_and_documents_keep_authors(tmp_path):
         ('{"name": "x", "list": []}', "not a Telegram Desktop export"),
         ("[1, 2, 3]", "not a Telegram Desktop export"),
         ('{"messages": [', "not valid JSON (line 1"),
-        (b"\xff\xfe\x00garbage", "not UTF-8"),
+        (b"\xff\xfd\x00garbage", "not UTF-8"),
+        (b"\xff\xfe\x00garbage", "not valid JSON (read as UTF-16 LE, line 1, column 1"),  # UTF-16 LE's byte-order mark
+        (codecs.BOM_UTF32_BE + b"\x00\x00\x00{\x00\x11\x00\x00", "not UTF-32 BE text (byte 8)"),
     ],
 )
 def test_files_that_are_not_telegram_exports_are_one_line_errors(tmp_path, content, message):
@@ -500,3 +503,178 @@ def test_a_cut_export_goes_through_ingest_to_parquet(tmp_path):
     assert [m["text"] for m in iter_rows(msgs_part)] == ["are you around tonight?", "yes, after the gym"]
     [doc] = iter_rows(docs_part)
     assert doc["text"] == "Kim: are you around tonight?\nKim: yes, after the gym"
+
+
+
+# --- exports re-saved by another tool: another encoding, ids as floats, a text entity without text
+
+RESAVED = _chat(
+    _message(1, text="Привет 😀, Kim!"),
+    _message(2, text=["see ", {"type": "bold", "text": "the map"}, " \u2014 ok"], reply_to_message_id=1),
+    _message(3, text="tab\there", **{"from": "Sam 🥾"}),
+    name="Kim 🥾", id=4242,
+)
+ENCODINGS = {  # how a file is written: its byte-order mark, then its text in this encoding
+    "utf-8 with BOM": (codecs.BOM_UTF8, "utf-8"),
+    "utf-16 le": (codecs.BOM_UTF16_LE, "utf-16-le"),
+    "utf-16 be": (codecs.BOM_UTF16_BE, "utf-16-be"),
+    "utf-32 le": (codecs.BOM_UTF32_LE, "utf-32-le"),
+    "utf-32 be": (codecs.BOM_UTF32_BE, "utf-32-be"),
+    "utf-16 le without BOM": (b"", "utf-16-le"),
+    "utf-16 be without BOM": (b"", "utf-16-be"),
+}
+
+
+def _write_encoded(tmp_path, text, encoding, at=None, name="result.json"):
+    """`text` written as `encoding` (a key of ENCODINGS), cut at byte `at` of the encoded file (None: whole)."""
+    bom, codec = ENCODINGS[encoding]
+    path = tmp_path / name
+    path.write_bytes((bom + text.encode(codec, "surrogatepass"))[:at])
+    return path
+
+
+def _encoded_byte(text, at, encoding):
+    bom, codec = ENCODINGS[encoding]
+    return len(bom) + len(text[:at].encode(codec))
+
+
+def _rows(chats):
+    return [(c.stats["chat_name"], c.stats["source_chat_id"],
+             [(m.author, m.kind, m.text, m.reply_to, m.timestamp) for m in c.messages]) for c in chats]
+
+
+@pytest.mark.parametrize("encoding", list(ENCODINGS))
+def test_export_resaved_as_utf16_or_utf32_reads_like_the_utf8_file(tmp_path, encoding):
+    utf8 = read_telegram_export(_write(tmp_path, RESAVED, "utf8.json"))
+    path = _write_encoded(tmp_path, json.dumps(RESAVED, ensure_ascii=False, indent=1), encoding)
+    assert looks_like_telegram(path)
+    skips = SkipCounter()
+    chats = read_telegram_export(path, skips)
+    assert _rows(chats) == _rows(utf8) and not skips.counts
+    assert chats[0].messages[0].text == "Привет 😀, Kim!" and chats[0].messages[1].reply_to == "0"
+    account = {"personal_information": {"user_id": 1}, "chats": {"list": [RESAVED]}}
+    path = _write_encoded(tmp_path, json.dumps(account, ensure_ascii=False), encoding, name="account.json")
+    assert looks_like_telegram(path) and _rows(read_telegram_export(path)) == _rows(utf8)
+
+
+def test_a_lone_surrogate_in_a_utf16_export_becomes_a_replacement_character(tmp_path):
+    # JavaScript strings may hold half an emoji; a tool that re-saves the export as UTF-16 writes it as it is
+    text = json.dumps(_chat(_message(1, text="cut \ud83d emoji"), name="K\udc00m"), ensure_ascii=False)
+    [chat] = read_telegram_export(_write_encoded(tmp_path, text, "utf-16 le"))
+    assert [m.text for m in chat.messages] == ["cut \ufffd emoji"] and chat.stats["chat_name"] == "K\ufffdm"
+    pa.Table.from_pylist(chat.as_rows(), schema=MESSAGE_SCHEMA)
+
+
+DESKTOP_INVALID = "\n".join([  # Desktop's \x0B escapes and 4.1.x's unquoted document_id, then a third message
+    '{', ' "name": "Kim",', ' "type": "personal_chat",', ' "id": 1,', ' "messages": [',
+    '  {', '   "id": 1,', '   "type": "message",', '   "date": "2024-05-01T10:00:00",', '   "from": "Kim",',
+    r'   "text": "a\x09b\x0Bc ё"', '  },',
+    '  {', '   "id": 2,', '   "type": "message",', '   "date": "2024-05-01T10:01:00",', '   "from": "Kim",',
+    '   "text": [', '    {', '     "type": "custom_emoji",', '     "text": "🙂",',
+    '     "document_id": stickers/s (1).webp', '    },', '    " ok"', '   ]', '  },',
+    '  {', '   "id": 3,', '   "type": "message",', '   "date": "2024-05-01T10:02:00",', '   "from": "Kim",',
+    r'   "text": "😀 then \x0B more"', '  }', ' ]', '}',
+])
+
+
+@pytest.mark.parametrize("encoding", ["utf-16 le", "utf-16 be", "utf-32 le", "utf-16 le without BOM"])
+def test_utf16_export_is_repaired_and_salvaged_like_a_utf8_one(tmp_path, encoding):
+    [chat] = read_telegram_export(_write_encoded(tmp_path, DESKTOP_INVALID, encoding))
+    assert [m.text for m in chat.messages] == ["a\tb\x0bc ё", "🙂 ok", "😀 then \x0b more"]
+    third = _message_start(DESKTOP_INVALID, 3)
+    emoji = _encoded_byte(DESKTOP_INVALID, DESKTOP_INVALID.index("😀"), encoding)
+    # cut inside the third message's text, inside its emoji (half its surrogate pair, an odd byte) and its escape
+    for at in (_encoded_byte(DESKTOP_INVALID, DESKTOP_INVALID.index("then"), encoding), emoji + 1, emoji + 2,
+               emoji + 3, _encoded_byte(DESKTOP_INVALID, DESKTOP_INVALID.index(r"\x0B more") + 2, encoding)):
+        [chat], skips = _read_cut(_write_encoded(tmp_path, DESKTOP_INVALID, encoding, at))
+        assert [m.text for m in chat.messages] == ["a\tb\x0bc ё", "🙂 ok"]
+        assert dict(skips.counts) == {"telegram_truncated_export": 1} and chat.stats["truncated"] is True
+        assert chat.stats["truncated_at_byte"] == _encoded_byte(DESKTOP_INVALID, third, encoding)
+
+
+def test_utf16_export_cut_before_its_first_message_is_a_one_line_error(tmp_path):
+    text = _single()
+    path = _write_encoded(tmp_path, text, "utf-16 be", _encoded_byte(text, text.index("[") + 1, "utf-16 be") + 1)
+    with pytest.raises(InputFileError) as err:
+        read_telegram_export(path)
+    line = text[:text.index("[")].count("\n") + 1
+    assert f"not valid JSON (read as UTF-16 BE, line {line}, column" in str(err.value)
+    assert "it ends early (an unfinished export?) before its first complete message" in str(err.value)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_ids_counts_and_times_written_as_floats(tmp_path):
+    # a tool that re-saves the export through JavaScript or pandas writes 1.0 for 1, NaN for a missing id
+    data = _chat(
+        _message(1.0, text="first"),
+        _message(2.0, text="second", reply_to_message_id=1.0, **{"from": None, "from_id": 42.0}),
+        {k: v for k, v in _message(3.0, text="third", date_unixtime=1714557600.0).items() if k != "date"},
+        _message(4.0, text="", poll={"question": "Which day?", "answers": [{"text": "Sat", "voters": 2.0},
+                                                                          {"text": "Sun", "voters": 1.0}]}),
+        {"id": 5.0, "type": "service", "date": "2024-05-01T10:00:00", "actor": "Kim", "action": "phone_call",
+         "duration_seconds": 65.0, "text": ""},
+        # a fraction, NaN or infinity is no id: read around as any other wrong type
+        _message(6.5, text="sixth", reply_to_message_id=float("nan")),
+        _message(7, text="seventh", reply_to_message_id=6.5, **{"from": None, "from_id": 1.5}),
+        _message(8, text="eighth", reply_to_message_id=float("inf"), reply_to_peer_id=2.0),
+        _message(9, text="ninth", reply_to_message_id=2, reply_to_peer_id=float("-inf")),
+        {k: v for k, v in _message(10, date_unixtime=1714557600.5).items() if k != "date"},
+        id=4242.0,
+    )
+    skips = SkipCounter()
+    [chat] = read_telegram_export(_write(tmp_path, data), skips)
+    assert [(m.author, m.kind, m.text, m.reply_to) for m in chat.messages] == [
+        ("Kim", "text", "first", None),
+        ("42", "text", "second", "0"),
+        ("Kim", "text", "third", None),
+        ("Kim", "poll", "POLL:\nWhich day?\nOPTION: Sat (2 votes)\nOPTION: Sun (1 vote)", None),
+        (None, "system", "Kim called (65 s)", None),
+        ("Kim", "text", "sixth", None),
+        ("Deleted Account", "text", "seventh", None),
+        ("Kim", "text", "eighth", None),
+        ("Kim", "text", "ninth", "1"),
+    ]
+    assert chat.messages[2].timestamp == datetime(2024, 5, 1, 10, 0)  # date_unixtime, in UTC
+    assert chat.stats["source_chat_id"] == "4242"
+    assert dict(skips.counts) == {"telegram_bad_date": 1}
+    assert skips.examples["telegram_bad_date"].endswith(":x#10: None")
+
+
+def test_a_bad_text_entity_is_counted_and_the_message_keeps_the_rest(tmp_path):
+    data = _chat(
+        _message(1, text=["see ", {"type": "bold"}, {"type": "link", "text": "x.org"}]),
+        _message(2, text=[7, "two ", None, ["nested"], {"type": "bold", "text": 5}, "parts", 1.5, True]),
+        _message(3, text=[{"type": "mention", "text": None}], photo="photos/p.jpg"),
+        _message(4, text=[None]),  # nothing left: counted, and skipped as empty
+        {k: v for k, v in _message(5, text_entities=[{"type": "plain", "text": "only "}, 3,
+                                                     {"type": "bold", "text": "entities"}]).items() if k != "text"},
+        _message(6, text=["fine"], text_entities=[5]),  # `text_entities` is read only without `text`
+    )
+    skips = SkipCounter()
+    path = _write(tmp_path, data)
+    [chat] = read_telegram_export(path, skips)
+    assert [(m.author, m.kind, m.text) for m in chat.messages] == [
+        ("Kim", "text", "see x.org"),
+        ("Kim", "text", "two parts"),
+        ("Kim", "media", "image omitted"),
+        ("Kim", "text", "only entities"),
+        ("Kim", "text", "fine"),
+    ]
+    counts = {"telegram_bad_entity": 1 + 6 + 1 + 1 + 1, "telegram_empty_message": 1}
+    assert dict(skips.counts) == counts and chat.stats["skipped"] == counts
+    assert skips.examples["telegram_bad_entity"] == f"{path}:x#1: text[1] is an entity without text"
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ([{"type": "bold", "text": 5}], "text[0] is an entity whose text is a int"),
+        (["ok", None], "text[1] is a NoneType, not a string or an entity"),
+        (["ok", ["nested"]], "text[1] is a list, not a string or an entity"),
+    ],
+)
+def test_a_bad_text_entity_names_the_file_message_and_part(tmp_path, text, detail):
+    skips = SkipCounter()
+    path = _write(tmp_path, _chat(_message(1), _message(2, text=text)))
+    read_telegram_export(path, skips)
+    assert skips.examples["telegram_bad_entity"] == f"{path}:x#2: {detail}"

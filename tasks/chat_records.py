@@ -3,15 +3,25 @@ chat's source messages become the same `WhatsAppChat` the `.txt` parser returns 
 
 Readers of Telegram exports and WhatsApp databases collect `SourceMessage`s per chat and call `build_chat`; the
 rest of the pipeline (documents, the messages dataset, sft-data) sees no difference between the sources.
+
+Also shared by the Messenger and Discord readers: reading an export's files out of the zip it was downloaded as
+(`ExportArchive`, as if unzipped: the same bytes, names and so the same chats), and keeping the complete records
+of a JSON export that ends early (`read_cut_json`).
 """
 
 from __future__ import annotations
 
 import codecs
+import hashlib
 import json
+import posixpath
+import re
+import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from json.decoder import scanstring
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -53,16 +63,30 @@ def file_sha256(path: Path) -> str:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
 
-def read_export_text(path: Path, what: str) -> str:
-    """The text of a UTF-8 export file (a byte-order mark dropped); a one-line InputFileError naming the file when
-    it cannot be read, is not UTF-8 (or ends inside a character: a cut copy) or is empty. `what` ends the
-    messages: "a Discord export"."""
+def combined_sha256(digests: list[str]) -> str:
+    """One content hash for the files a chat is read from: the file's own sha256 when it is one, else the sha256
+    of their sha256s in order (a Messenger conversation's parts, a partitioned Discord export)."""
+    return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+
+
+def read_export_bytes(path: Path) -> bytes:
+    """A file's bytes, a failed read as a one-line InputFileError naming it."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputFileError(f"{path}: is a directory, expected a file") from None
     except OSError as e:
         raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+
+
+def read_export_text(path: Path, what: str, data: bytes | None = None) -> str:
+    """The text of a UTF-8 export file (a byte-order mark dropped); a one-line InputFileError naming the file when
+    it cannot be read, is not UTF-8 (or ends inside a character: a cut copy) or is empty. `what` ends the
+    messages: "a Discord export". `data`: the file's bytes when already read (out of a zip)."""
+    if data is None:
+        data = read_export_bytes(path)
     bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
         text = str(memoryview(data)[bom:], "utf-8")
@@ -76,10 +100,10 @@ def read_export_text(path: Path, what: str) -> str:
     return text
 
 
-def read_export_json(path: Path, what: str) -> object:
+def read_export_json(path: Path, what: str, data: bytes | None = None) -> object:
     """The JSON of an export file (see `read_export_text`); not JSON is one line with its line and column, saying
     when the text ends early (a cut or unfinished export)."""
-    text = read_export_text(path, what)
+    text = read_export_text(path, what, data)
     try:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as e:
@@ -186,3 +210,217 @@ class ChatSkips:
         self.counts[reason] += 1
         self.skips.skip(reason, f"{self.where}#{locator}", detail)
 
+
+
+# ------------------------------------------------------------------------------------------------ exports cut short
+
+# What may be left after the position of an "Expecting …" error when the text runs out there: the start of a value
+# (of true, false, null or a negative number), of a number's fraction or exponent, else only whitespace.
+_CUT_TOKEN = {"Expecting value": re.compile(r"(-|t|tr|tru|f|fa|fal|fals|n|nu|nul)?\s*"),
+              "Expecting ',' delimiter": re.compile(r"([.eE][0-9eE+-]*)?\s*")}
+_WS = re.compile(r"[ \t\n\r]*")
+_WS_ONLY = re.compile(r"\s*")
+_DECODER = json.JSONDecoder(strict=False)
+
+
+@dataclass(frozen=True)
+class JsonCut:
+    """Where a JSON export that ends early stopped being read: `offset`, the byte of the file where the first
+    record not kept starts (after the last complete one), and `kept`, how many complete records were kept."""
+
+    offset: int
+    kept: int
+
+
+def json_ends_early(text: str, error: json.JSONDecodeError) -> bool:
+    """Whether `error` is the text running out (a file cut short), not a syntax error before its end: a string
+    left open, an escape cut, or a value, `,` or `:` expected where only the start of a number or of
+    true/false/null (or nothing) is left."""
+    if error.msg.startswith("Unterminated string"):  # no closing quote before the end
+        return True
+    if error.msg.startswith("Invalid \\"):  # "\\u00e", an escape cut, when no quote follows
+        return text.find('"', error.pos) < 0
+    if not error.msg.startswith("Expecting"):
+        return False
+    return _CUT_TOKEN.get(error.msg, _WS_ONLY).fullmatch(text, error.pos) is not None
+
+
+def read_cut_json(path: Path, what: str, key: str, data: bytes | None = None) -> tuple[object, JsonCut | None]:
+    """The JSON of an export file and None, as `read_export_json`; for a file that ends early (a download, copy or
+    export interrupted), its top object with the members complete before the cut, its `key` list read record by
+    record (a record is kept whole or not at all), and the `JsonCut`. A file cut inside a UTF-8 character is read
+    without it. Still one-line InputFileErrors: a syntax error before the end (nothing is guessed past it), and a
+    file cut before its first complete record. `data`: the file's bytes when already read (out of a zip)."""
+    if data is None:
+        data = read_export_bytes(path)
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    end = len(data)
+    try:
+        text = str(memoryview(data)[bom:], "utf-8")
+    except UnicodeDecodeError as e:
+        if e.reason != "unexpected end of data" or bom + e.end != end:
+            raise InputFileError(f"{path}: not UTF-8 text (byte {bom + e.start}), not {what}") from None
+        end = bom + e.start  # the file ends inside a character: read without it
+        text = str(memoryview(data)[bom:end], "utf-8")
+    if not text.strip():
+        raise InputFileError(f"{path}: empty file, not {what}")
+    try:
+        return json.loads(text, strict=False), None
+    except json.JSONDecodeError as e:
+        error = e
+    except (ValueError, RecursionError) as e:  # an integer of over 4300 digits; arrays nested thousands deep
+        raise InputFileError(f"{path}: JSON this reader cannot hold ({str(e)[:80]}), not {what}") from None
+    early = json_ends_early(text, error)
+    found, stop = _salvage(text, key) if early else (None, 0)
+    if not isinstance(found, dict) or not isinstance(found.get(key), list) or not found[key]:
+        ending = "; it ends early (a cut or unfinished export?) before its first complete message" if early else ""
+        raise InputFileError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+                             f"{ending}, not {what}")
+    return found, JsonCut(end - len(text[stop:].encode("utf-8", "surrogatepass")), len(found[key]))
+
+
+def _salvage(text: str, key: str) -> tuple[dict | None, int]:
+    """The top object of `text`, which ends early (`json_ends_early`: no syntax error before the end), with the
+    members complete before the cut and its `key` list read element by element; and the position where the first
+    member or element not kept starts. (None, 0) when the text is no object."""
+    position = _WS.match(text).end()
+    if not text.startswith("{", position):
+        return None, 0
+    found: dict = {}
+    position = _WS.match(text, position + 1).end()
+    while True:
+        member = position  # where reading stops when this member is cut
+        if not text.startswith('"', position):
+            return found, member
+        try:
+            name, position = scanstring(text, position + 1, False)
+        except json.JSONDecodeError:
+            return found, member
+        position = _WS.match(text, position).end()
+        if not text.startswith(":", position):
+            return found, member
+        position = _WS.match(text, position + 1).end()
+        if name == key and text.startswith("[", position):
+            records: list = []
+            found[name] = records
+            position = _WS.match(text, position + 1).end()
+            while not text.startswith("]", position):
+                try:
+                    record, after = _DECODER.raw_decode(text, position)
+                except json.JSONDecodeError:
+                    return found, position
+                records.append(record)
+                position = _WS.match(text, after).end()
+                if not text.startswith(",", position):
+                    if not text.startswith("]", position):
+                        return found, position
+                    break
+                position = _WS.match(text, position + 1).end()
+            position += 1
+        else:
+            try:
+                found[name], position = _DECODER.raw_decode(text, position)
+            except json.JSONDecodeError:
+                return found, member
+        position = _WS.match(text, position).end()
+        if not text.startswith(",", position):
+            return found, position
+        position = _WS.match(text, position + 1).end()
+
+
+# ------------------------------------------------------------------------------------------------ zip archives
+
+# The most bytes read out of one member of an export's zip, whatever it declares: Meta writes at most 10,000
+# messages a file (a few MB), a Discord package a file per channel. Past it, or inflating more than
+# MAX_COMPRESSION_RATIO times its compressed size once past RATIO_CHECK_BYTES (JSON compresses 5 to 20 times), a
+# member is refused as a zip bomb.
+MAX_MEMBER_BYTES = 512 << 20
+MAX_COMPRESSION_RATIO = 200
+RATIO_CHECK_BYTES = 16 << 20
+_READ_CHUNK = 1 << 20
+_ZIP_ERRORS = (zipfile.BadZipFile, RuntimeError, NotImplementedError, zlib.error, EOFError, OSError)
+
+
+class UnsafeArchiveError(InputFileError):
+    """A zip member refused as a zip bomb (too large, or inflating too much): the whole archive is refused, not
+    only the conversation the member belongs to."""
+
+
+def is_zip_name(path: Path) -> bool:
+    """Whether `path` is named as a zip archive (how the Messenger and Discord readers tell one)."""
+    return path.suffix.lower() == ".zip"
+
+
+class ExportArchive:
+    """A chat export's zip (Meta's "Download your information", Discord's data package), read like the folder it
+    unzips to: member `a/b.json` of `x.zip` is the path `x.zip/a/b.json`, whose name, stem and parents are the
+    unzipped file's, so that readers find the same files and read the same bytes. Nothing is extracted: a member is
+    read into memory when asked for, within MAX_MEMBER_BYTES and MAX_COMPRESSION_RATIO (one-line InputFileErrors
+    naming the zip and the member). Folders, `__MACOSX/` and names that would escape the folder are left out; an
+    absolute or `..` member name refuses the archive, as the WhatsApp zip reader does."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.size = self.path.stat().st_size
+            self._zip = zipfile.ZipFile(self.path)
+        except FileNotFoundError:
+            raise InputFileError(f"{self.path}: no such file") from None
+        except IsADirectoryError:
+            raise InputFileError(f"{self.path}: is a directory, expected a zip archive") from None
+        except OSError as e:
+            raise InputFileError(f"{self.path}: cannot read the file ({e.strerror or e})") from None
+        except zipfile.BadZipFile as e:
+            raise InputFileError(f"{self.path}: not a readable zip archive ({e})") from None
+        self._members: dict[Path, zipfile.ZipInfo] = {}
+        for info in self._zip.infolist():
+            name = info.filename.replace("\\", "/")
+            if name.startswith("/") or re.match(r"[A-Za-z]:", name) or ".." in name.split("/"):
+                self._zip.close()
+                raise InputFileError(f"{self.path}: refusing an archive with an unsafe member name "
+                                     f"{info.filename!r} (absolute or '..' path: zip slip)")
+            if not info.is_dir() and not name.endswith("/") and not name.startswith("__MACOSX/"):
+                self._members[self.path / posixpath.normpath(name)] = info
+
+    def __enter__(self) -> ExportArchive:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._zip.close()
+
+    def files(self) -> list[Path]:
+        """Every file of the archive as its path (`x.zip/a/b.json`), sorted."""
+        return sorted(self._members)
+
+    def is_file(self, path: Path) -> bool:
+        return path in self._members
+
+    def read_bytes(self, path: Path, head: int | None = None) -> bytes:
+        """The bytes of the member at `path` (the first `head` of them when given, to sniff)."""
+        info = self._members.get(path)
+        if info is None:
+            raise InputFileError(f"{path}: no such file in {self.path}")
+        where = f"{self.path}: member {info.filename!r}"
+        if head is None and info.file_size > MAX_MEMBER_BYTES:  # what it declares: no need to inflate it to know
+            raise UnsafeArchiveError(f"{where} declares {info.file_size} bytes, more than the {MAX_MEMBER_BYTES >> 20} "
+                                 "MiB a file of an export may hold (tasks.chat_records.MAX_MEMBER_BYTES); refusing it")
+        # what it inflates to is counted, not what it declares; its compressed bytes are at most the zip's size
+        compressed = min(info.compress_size, self.size) or 1
+        bound = max(RATIO_CHECK_BYTES, MAX_COMPRESSION_RATIO * compressed)
+        chunks, read = [], 0
+        try:
+            with self._zip.open(info) as member:
+                while chunk := member.read(_READ_CHUNK if head is None else min(_READ_CHUNK, head - read)):
+                    chunks.append(chunk)
+                    read += len(chunk)
+                    if read > MAX_MEMBER_BYTES:
+                        raise UnsafeArchiveError(f"{where} inflates to more than {MAX_MEMBER_BYTES >> 20} MiB "
+                                             "(tasks.chat_records.MAX_MEMBER_BYTES); refusing it (a zip bomb?)")
+                    if read > bound:
+                        raise UnsafeArchiveError(f"{where} inflates more than {MAX_COMPRESSION_RATIO} times its "
+                                             f"compressed size of {compressed} bytes; refusing a zip bomb")
+                    if head is not None and read >= head:
+                        break
+        except _ZIP_ERRORS as e:
+            raise InputFileError(f"{where} cannot be decompressed ({e})") from None
+        return b"".join(chunks)

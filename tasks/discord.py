@@ -55,6 +55,37 @@
    there are no replies and no other side of any conversation. Such a chat is good for pretraining text and the
    owner's style, but gives no reply to train on; its stats say so (`own_messages_only: True`).
 
+DiscordChatExporter also writes CSV and PlainText (`.txt`), read into the same chats (`stats["export_form"]` says
+which; JSON chats have no such key). Neither has message ids (no replies), edits, nicknames or bots; the author is
+the account's `name#discriminator` (`name` alone for the new usernames), shown without the discriminator unless two
+accounts of the chat share the name ("sam (sam#1234)"); a system message is told by DiscordChatExporter's own
+sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; older ones wrote the raw content).
+  - CSV: header `AuthorID,Author,Date,Content,Attachments,Reactions` (2019-12 on; before, `;`-separated, not read),
+    attachments as URLs joined by `,`; no guild or channel: the chat is named after the file ("Guild - Category -
+    channel", the `[<channel id>]` of the default file name its id).
+  - PlainText: a header of a line of 62 `=`, `Guild: `, `Channel: ` ("Category / name" since 2023; the channel
+    alone before), `Topic: `…, another line of 62 `=`; then per message `[<date>] <author>` (` (pinned)` after
+    it), the content, and blocks `{Attachments}`, `{Embed}`, `{Stickers}`, `{Reactions}` of one line each per item,
+    each block ended by an empty line; a message starts at a `[<date>] <author>` line after an empty line whose
+    date reads in the file's format; it ends with 62 `=`, `Exported N message(s)`, 62 `=`. This first line and
+    the `Guild: ` / `Channel: ` lines under it are what tells such a `.txt` from a WhatsApp export or plain text
+    (`looks_like_discord`), which never start so.
+  - Dates: CSV since 2023-11 writes ISO 8601 with an offset (read as the JSON's); before, and PlainText always,
+    the exporting machine's local time as its locale writes it (the "g" format since 2023-09: "3/14/2024 6:02 PM",
+    "14.03.2024 18:02", "2024-03-14 18:02"; "MM/dd/yyyy h:mm tt" 2023-02 to 2023-09, "dd-MMM-yy hh:mm tt" before),
+    or Unix seconds / ms (`--dateformat unix`). Such a time is kept as written (no zone to convert from), to the
+    minute (`stats["exact_timestamps"]` False); a file's day/month order is decided from all its dates
+    (`stats["date_order"]`: a first number over 12 makes it day first, a second one over 12 month first; neither,
+    or both, month first with AM/PM as en-US writes it, else day first, and `stats["date_order_ambiguous"]` True).
+    A date that does not read (another order's, month names other than English) is a skipped record.
+
+DiscordChatExporter's `--partition` splits a channel into `<name>.json`, `<name> [part 2].json`, …: the parts of
+one channel (same channel id) are read together into one chat, from the first part present (the later ones give
+nothing on their own: `is_later_partition`), as Messenger's message_N.json are.
+
+A data package also comes as the `.zip` Discord sends: read as the folder it unzips to (`ExportArchive`: the
+same chats and ids), member by member and never extracted.
+
 Timestamps carry an offset (or are UTC in the package) and are written as naive local time in `tz` (default
 UTC), as the WhatsApp database reader writes its UTC epochs: pass the zone the person lives in.
 
@@ -69,6 +100,7 @@ with the stdlib `json` and `csv`; nothing is fetched (attachment URLs are never 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import logging
@@ -88,10 +120,15 @@ from tasks.chat_records import (
     VIDEO,
     VOICE,
     ChatSkips,
+    ExportArchive,
     SourceMessage,
+    UnsafeArchiveError,
     build_chat,
     chat_id_for,
+    combined_sha256,
     file_sha256,
+    is_zip_name,
+    read_export_bytes,
     read_export_json,
     read_export_text,
     resolve_tz,
@@ -107,6 +144,14 @@ _PACKAGE_FILES = ("messages.json", "messages.csv")
 _PACKAGE_METADATA = ("channel.json", "index.json")
 _CHANNEL_FOLDER = re.compile(r"c(\d+)")
 _CSV_HEADER = ["ID", "Timestamp", "Contents", "Attachments"]
+_EXPORTER_CSV_HEADER = ["AuthorID", "Author", "Date", "Content", "Attachments", "Reactions"]
+_RULE = "=" * 62  # what DiscordChatExporter's PlainText export starts and ends with
+_TEXT_HEADER = re.compile(r"\[([^\]\n]{6,40})\] (.+?)(?: \(pinned\))?")
+_TEXT_BLOCKS = ("{Attachments}", "{Embed}", "{Stickers}", "{Reactions}")
+_PARTITION = re.compile(r"(.+) \[part (\d+)\]")
+_FILE_CHANNEL_ID = re.compile(r"(.*?) ?\[(\d+)\]")  # "Guild - Category - channel [<channel id>]"
+_DISCRIMINATOR = re.compile(r"#\d{4}$")
+_URL = re.compile(r"\S+://\S+")
 _TIMESTAMP = re.compile(
     r"\s*(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:[.,](\d+))?)?\s*(Z|[+-]\d\d(?::?\d\d)?)?\s*")
 # raw Discord markup (DiscordChatExporter with `--markdown false`); rendered exports hold none of it
@@ -124,6 +169,23 @@ _SYSTEM_KINDS = {
 # the sentences DiscordChatExporter (2023-02 on) writes as a system message's content: kept, after the author
 _FALLBACK = re.compile(r"(Added |Removed |Left the group|Started a call|Changed the channel (name|icon)|"
                        r"Pinned a message|Started a thread|Joined the server)")
+# DiscordChatExporter's sentence for a system message (its CSV and PlainText hold no kind) → the kind
+_SYSTEM_SENTENCES = (
+    (re.compile(r"Added .+ to the group\.|Added a recipient\."), "RecipientAdd"),
+    (re.compile(r"Left the group\.|Removed .+ from the group\.|Removed a recipient\."), "RecipientRemove"),
+    (re.compile(r"Started a call that lasted [\d,.\s]+ minutes?\."), "Call"),
+    (re.compile(r"Changed the channel name(?:: .+|\.)"), "ChannelNameChange"),
+    (re.compile(r"Changed the channel icon\."), "ChannelIconChange"),
+    (re.compile(r"Pinned a message\."), "ChannelPinnedMessage"),
+    (re.compile(r"Started a thread\."), "ThreadCreated"),
+    (re.compile(r"Joined the server\."), "GuildMemberJoin"),
+)
+# times as DiscordChatExporter's CSV and PlainText write them in a locale's format (see the module's docstring)
+_CLOCK = r"(\d{1,2})[:.](\d\d)(?:[:.](\d\d))?(?:\s*([AaPp])\.?\s?[Mm]\.?)?"
+_NUMERIC_TIME = re.compile(r"\s*(\d{1,4})([./-])\s?(\d{1,2})\2\s?(\d{1,4})\.?,?\s+" + _CLOCK + r"\s*")
+_NAMED_TIME = re.compile(r"\s*(\d{1,2})[- ]([A-Za-z]{3})[a-z]*\.?[- ](\d{2,4}),?\s+" + _CLOCK + r"\s*")
+_EPOCH_TIME = re.compile(r"\s*(\d{10}|\d{13})\s*")
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 _WHAT = "a Discord export"
 _IMAGE_EXT = {"jpg", "jpeg", "png", "webp", "bmp", "heic", "heif", "tif", "tiff", "avif", "svg"}
 _VIDEO_EXT = {"mp4", "mov", "webm", "mkv", "avi", "m4v", "wmv", "3gp"}
@@ -135,11 +197,12 @@ _AUDIO_EXT = {"mp3", "wav", "m4a", "flac", "aac", "ogg", "opus", "wma"}
 
 def looks_like_discord(path: str | os.PathLike, head_bytes: int = 8192) -> bool:
     """Cheap sniff for input-kind detection: a `.json` whose head holds DiscordChatExporter's `guild`, `channel`
-    and `messages` (or `dateRange`), or a data package's `messages.json` / `messages.csv` in a `c<digits>` folder.
+    and `messages` (or `dateRange`), its CSV (by its header) or PlainText (a line of 62 `=`, then `Guild: ` and
+    `Channel: `), or a data package's `messages.json` / `messages.csv` in a `c<digits>` folder.
     """
     path = Path(path)
     name = path.name.lower()
-    if not name.endswith((".json", ".csv")):
+    if not name.endswith((".json", ".csv", ".txt")):
         return False
     try:
         with open(path, "rb") as f:
@@ -147,12 +210,65 @@ def looks_like_discord(path: str | os.PathLike, head_bytes: int = 8192) -> bool:
     except OSError:
         return False
     head = head.lstrip("\ufeff \t\r\n")
+    if name.endswith(".txt"):
+        lines = head.replace("\r\n", "\n").split("\n", 3)
+        return (len(lines) > 3 and lines[0] == _RULE and lines[1].startswith("Guild: ")
+                and lines[2].startswith("Channel: "))
+    if name.endswith(".csv") and _is_exporter_csv(head):
+        return True
     if name in _PACKAGE_FILES and _CHANNEL_FOLDER.fullmatch(path.parent.name):
         if name.endswith(".csv"):
             return head.startswith("ID,Timestamp,Contents")
         return head.startswith("[")
     return (name.endswith(".json") and head.startswith("{") and '"guild"' in head and '"channel"' in head
             and ('"messages"' in head or '"dateRange"' in head))
+
+
+def looks_like_discord_archive(path: str | os.PathLike) -> bool:
+    """Cheap sniff for input-kind detection: a zip holding a data package's `c<digits>/messages.json` or
+    `messages.csv` (Discord's "Request all of my data"). Never raises."""
+    try:
+        with ExportArchive(path) as archive:
+            return bool(_archive_package_files(archive))
+    except InputFileError:
+        return False
+
+
+def is_later_partition(path: str | os.PathLike) -> bool:
+    """A `… [part N]` file of a partitioned DiscordChatExporter export that is not the first part present:
+    `read_discord_export` reads it with the first one (and returns nothing for it alone)."""
+    path = Path(path)
+    return _PARTITION.fullmatch(path.stem) is not None and exporter_parts(path)[0] != path
+
+
+def exporter_parts(path: str | os.PathLike) -> list[Path]:
+    """The files of the DiscordChatExporter export `path` belongs to: `<name>.json`, `<name> [part 2].json`… in its
+    folder, in part order; a file whose name has no part beside it alone."""
+    path = Path(path)
+    base, _ = _partition(path)
+    try:
+        parts = [p for p in path.parent.iterdir() if p.suffix == path.suffix and _partition(p)[0] == base
+                 and p.is_file()]
+    except OSError:
+        return [path]
+    if path not in parts:
+        parts.append(path)
+    return sorted(parts, key=lambda p: (_partition(p)[1], p.name))
+
+
+def export_sha256(path: str | os.PathLike) -> str:
+    """The content hash of what `read_discord_export(path)` reads from a file: every part of a partitioned export,
+    else the file (what ingest keys a Discord input's work on)."""
+    path = Path(path)
+    if is_zip_name(path):
+        return file_sha256(path)
+    return combined_sha256([file_sha256(p) for p in exporter_parts(path)])
+
+
+def _partition(path: Path) -> tuple[str, int]:
+    """The stem of a partitioned export's first part, and this part's number (1 for a name without one)."""
+    m = _PARTITION.fullmatch(path.stem)
+    return (m.group(1), int(m.group(2))) if m else (path.stem, 1)
 
 
 def is_discord_package_metadata(path: str | os.PathLike) -> bool:
@@ -173,14 +289,17 @@ def read_discord_export(
     *,
     tz: tzinfo | str | None = None,
     owner: str = OWNER,
+    partitions: bool = True,
 ) -> list[WhatsAppChat]:
     """The chats of a Discord export, one `WhatsAppChat` each (source "discord").
 
-    `path` is a DiscordChatExporter JSON file (one chat), a data package's `messages.json` / `messages.csv` or
-    its `c<id>` folder (one chat), or the package's `messages/` folder or the package itself (one chat per
-    channel folder, in folder order); a package's `channel.json` / `index.json` alone gives no chat (they are read
-    with the messages file). `tz` is the zone timestamps are written in (default UTC); `owner` is the author of
-    a data package's messages, which are all the owner's own (the package has nobody else's, so no replies).
+    `path` is a DiscordChatExporter JSON, CSV or PlainText file (one chat; with `partitions`, the first part of a
+    partitioned export reads every part, a later part gives nothing), a data package's `messages.json` /
+    `messages.csv` or its `c<id>` folder (one chat), or the package's `messages/` folder, the package itself or its
+    `.zip` (one chat per channel folder, in folder order); a package's `channel.json` / `index.json` alone gives no
+    chat (they are read with the messages file). `tz` is the zone timestamps are written in (default UTC);
+    `owner` is the author of a data package's messages, which are all the owner's own (the package has nobody
+    else's, so no replies).
     `chat_id` derives from the messages file's sha256 and the channel id. Skipped records are counted in `skips`
     and the chat's `stats["skipped"]`. Raises InputFileError, naming the file, for what is no Discord export.
     """
@@ -189,24 +308,64 @@ def read_discord_export(
     zone = resolve_tz(tz)
     if path.is_dir():
         return [_read_package_file(f, skips, zone, owner) for f in _package_files(path)]
+    if is_zip_name(path):
+        with ExportArchive(path) as archive:
+            files = _archive_package_files(archive)
+            if not files:
+                raise InputFileError(f"{path}: a zip without a Discord data package's channel folders "
+                                     "(c<id>/messages.json or messages.csv), not a Discord export")
+            return [_read_package_file(f, skips, zone, owner, archive=archive) for f in files]
     if is_discord_package_metadata(path):
         log.info("%s: a data package's metadata, read with the channel's messages file", path)
         return []
-    digest = file_sha256(path)
-    if path.name.lower().endswith(".csv"):
-        return [_read_package_file(path, skips, zone, owner, digest)]
-    data = read_export_json(path, _WHAT)
+    if partitions and is_later_partition(path):
+        log.info("%s: read with %s, the first part of its export", path, exporter_parts(path)[0].name)
+        return []
+    raw = read_export_bytes(path)
+    digest = hashlib.sha256(raw).hexdigest()  # file_sha256's, from the bytes read
+    if path.name.lower().endswith(".csv") and not _is_exporter_csv(raw[:200].decode("utf-8", "ignore")):
+        return [_read_package_file(path, skips, zone, owner, digest, raw=raw)]
+    data = _load_exporter(path, raw)
+    if isinstance(data, list):
+        return [_read_package_file(path, skips, zone, owner, digest, data)]
+    pieces = [(path, digest, data)]
+    for part in exporter_parts(path)[1:] if partitions else []:
+        more = read_export_bytes(part)
+        loaded = _load_exporter(part, more)
+        if isinstance(loaded, list):
+            raise InputFileError(f"{part}: a data package's messages, not a part of {path.name}'s export")
+        pieces.append((part, hashlib.sha256(more).hexdigest(), loaded))
+    by_channel: dict[str, list] = {}  # a part of another channel (a name reused) is a chat of its own
+    for piece in pieces:
+        by_channel.setdefault(_piece_channel(piece[2]), []).append(piece)
+    return [_read_exporter(group, zone, skips) for group in by_channel.values()]
+
+
+def _load_exporter(path: Path, raw: bytes) -> dict | list:
+    """A DiscordChatExporter file as its JSON shape (CSV and PlainText converted: `_exporter_csv`,
+    `_exporter_text`), or a data package's messages.json (a list)."""
+    name = path.name.lower()
+    if name.endswith(".csv"):
+        return _exporter_csv(path, read_export_text(path, _WHAT, raw))
+    if name.endswith(".txt"):
+        return _exporter_text(path, read_export_text(path, _WHAT, raw))
+    data = read_export_json(path, _WHAT, raw)
     if isinstance(data, dict) and ("guild" in data or "channel" in data):
-        return [_read_exporter(data, path, digest, zone, skips)]
-    package_file = path.name.lower() == "messages.json" and _CHANNEL_FOLDER.fullmatch(path.parent.name)
+        return data
+    package_file = name == "messages.json" and _CHANNEL_FOLDER.fullmatch(path.parent.name)
     if isinstance(data, list) and (package_file or any(
             isinstance(m, dict) and "Timestamp" in m and ("Contents" in m or "ID" in m) for m in data[:20])):
-        return [_read_package_file(path, skips, zone, owner, digest, data)]
+        return data
     found = (", ".join(map(str, list(data)[:6])) or "no key") if isinstance(data, dict) else type(data).__name__
     raise InputFileError(
         f"{path}: JSON without DiscordChatExporter's 'guild', 'channel' and 'messages' or a data package's "
         f"messages (found {found}), not a Discord export"
     )
+
+
+def _piece_channel(data: dict) -> str:
+    channel = data.get("channel")
+    return (_id(channel.get("id")) or "") if isinstance(channel, dict) else ""
 
 
 # ------------------------------------------------------------------------------------------------ loading
@@ -234,6 +393,16 @@ def _package_files(folder: Path) -> list[Path]:
         f"{folder}: a folder without a Discord data package's channel folders (c<id>/messages.json or "
         "messages.csv), not a Discord export"
     )
+
+
+def _archive_package_files(archive: ExportArchive) -> list[Path]:
+    """The channels' messages files of a data package's zip, as `_package_files` finds them in the folder."""
+    files: dict[Path, Path] = {}
+    for f in archive.files():
+        if f.name in _PACKAGE_FILES and _CHANNEL_FOLDER.fullmatch(f.parent.name):
+            if f.parent not in files or f.name == _PACKAGE_FILES[0]:  # messages.json before messages.csv
+                files[f.parent] = f
+    return [files[folder] for folder in sorted(files)]
 
 
 def _channel_messages_file(folder: Path) -> Path | None:
@@ -349,9 +518,11 @@ class _Exporter:
             return None
         own_id = _id(message.get("id"))
         locator = own_id or f"position-{number}"
-        timestamp = _timestamp(message.get("timestamp"), self.zone)
+        written = message.get("timestamp")
+        # a datetime: the local time a CSV or PlainText export wrote, already read (JSON holds none)
+        timestamp = written if isinstance(written, datetime) else _timestamp(written, self.zone)
         if timestamp is None:
-            skip("discord_bad_timestamp", locator, repr(message.get("timestamp"))[:60])
+            skip("discord_bad_timestamp", locator, repr(written)[:60])
             return None
         author = self.author(message.get("author"))
         if author is None:
@@ -548,14 +719,19 @@ def _embeds_text(embeds: object) -> str:
     return without_surrogates("\n".join(lines))
 
 
-def _read_exporter(data: dict, path: Path, digest: str, zone: tzinfo, skips: SkipCounter) -> WhatsAppChat:
-    messages = data.get("messages")
-    if not isinstance(messages, list) or not isinstance(data.get("channel"), dict):
-        what = "messages" if not isinstance(messages, list) else "channel"
-        raise InputFileError(
-            f"{path}: JSON with DiscordChatExporter's keys but '{what}' is {_what(data.get(what))}, "
-            "not a complete DiscordChatExporter export"
-        )
+def _read_exporter(pieces: list[tuple[Path, str, dict]], zone: tzinfo, skips: SkipCounter) -> WhatsAppChat:
+    """One chat of DiscordChatExporter's `pieces` (path, sha256, JSON shape): a file, or the parts of a partitioned
+    export, read as one (the first part names it)."""
+    for piece_path, _, piece in pieces:
+        if not isinstance(piece.get("messages"), list) or not isinstance(piece.get("channel"), dict):
+            what = "messages" if not isinstance(piece.get("messages"), list) else "channel"
+            raise InputFileError(
+                f"{piece_path}: JSON with DiscordChatExporter's keys but '{what}' is {_what(piece.get(what))}, "
+                "not a complete DiscordChatExporter export"
+            )
+    path, _, data = pieces[0]
+    messages = [m for _, _, piece in pieces for m in piece["messages"]]
+    digest = combined_sha256([d for _, d, _ in pieces])
     channel = data["channel"]
     guild = data.get("guild") if isinstance(data.get("guild"), dict) else {}
     chat_type = without_surrogates(channel["type"]) if isinstance(channel.get("type"), str) else None
@@ -579,9 +755,13 @@ def _read_exporter(data: dict, path: Path, digest: str, zone: tzinfo, skips: Ski
         "bot_messages": reader.bot_messages,
         "ignored_fields": dict(reader.ignored),
         "own_messages_only": False,
+        **data.get("_read", {}),  # what reading a CSV or PlainText export found (its form, its dates)
     }
-    if isinstance(data.get("messageCount"), int) and data["messageCount"] != len(messages):
-        extra["message_count_declared"] = data["messageCount"]
+    if len(pieces) > 1:
+        extra["parts"] = [p.name for p, _, _ in pieces]
+    declared = [piece["messageCount"] for _, _, piece in pieces if isinstance(piece.get("messageCount"), int)]
+    if declared and sum(declared) != len(messages):
+        extra["message_count_declared"] = sum(declared)
     return build_chat(records, chat_id=chat_id_for(digest, own_id), path=path, source=SOURCE, name=name,
                       skipped=dict(reader.skips.counts), extra=extra)
 
@@ -590,18 +770,22 @@ def _read_exporter(data: dict, path: Path, digest: str, zone: tzinfo, skips: Ski
 
 
 def _read_package_file(path: Path, skips: SkipCounter, zone: tzinfo, owner: str, digest: str | None = None,
-                       data: list | None = None) -> WhatsAppChat:
-    """One channel of a data package: every message the owner's own."""
-    digest = digest or file_sha256(path)
+                       data: list | None = None, *, raw: bytes | None = None,
+                       archive: ExportArchive | None = None) -> WhatsAppChat:
+    """One channel of a data package: every message the owner's own. `raw`: the file's bytes when already read;
+    `archive`: the package's zip, where the file and its channel.json and index.json are read."""
+    if raw is None and (data is None or digest is None):
+        raw = read_export_bytes(path) if archive is None else archive.read_bytes(path)
+    digest = digest or hashlib.sha256(raw).hexdigest()
     folder = _CHANNEL_FOLDER.fullmatch(path.parent.name)
-    channel = _package_channel(path.parent / "channel.json")
+    channel = _package_channel(path.parent / "channel.json", archive)
     own_id = _id(channel.get("id")) or (folder.group(1) if folder else path.parent.name or path.stem)
-    name = _package_name(path.parent.parent / "index.json", own_id, channel)
+    name = _package_name(path.parent.parent / "index.json", own_id, channel, archive)
     chat_skips = ChatSkips(skips, f"{path}:{name or own_id}")
     if path.name.lower().endswith(".csv"):
-        rows, form = _csv_rows(path, chat_skips), "csv"
+        rows, form = _csv_rows(path, chat_skips, raw), "csv"
     else:
-        rows, form = (data if data is not None else _package_json(path)), "json"
+        rows, form = (data if data is not None else _package_json(path, raw)), "json"
     records = []
     for number, row in enumerate(rows):
         record = _package_record(row, number, zone, owner, chat_skips)
@@ -621,8 +805,8 @@ def _read_package_file(path: Path, skips: SkipCounter, zone: tzinfo, owner: str,
                       skipped=dict(chat_skips.counts), extra=extra)
 
 
-def _package_json(path: Path) -> list:
-    data = read_export_json(path, _WHAT)
+def _package_json(path: Path, raw: bytes | None = None) -> list:
+    data = read_export_json(path, _WHAT, raw)
     if not isinstance(data, list):
         found = ", ".join(map(str, list(data)[:6])) if isinstance(data, dict) else type(data).__name__
         raise InputFileError(f"{path}: a data package's messages.json should be an array of messages (found "
@@ -630,29 +814,41 @@ def _package_json(path: Path) -> list:
     return data
 
 
-def _package_channel(path: Path) -> dict:
+def _metadata_bytes(path: Path, archive: ExportArchive | None) -> bytes | None:
+    """A package's channel.json or index.json, None when it is not there."""
+    if archive is not None:
+        return archive.read_bytes(path) if archive.is_file(path) else None
+    return path.read_bytes() if path.is_file() else None
+
+
+def _package_channel(path: Path, archive: ExportArchive | None = None) -> dict:
     """A channel folder's `channel.json`, or {} when it is missing or unreadable (logged: names only)."""
-    if not path.is_file():
-        return {}
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"), strict=False)
-    except (OSError, ValueError, RecursionError) as e:
+        raw = _metadata_bytes(path, archive)
+        if raw is None:
+            return {}
+        data = json.loads(raw.decode("utf-8-sig"), strict=False)
+    except UnsafeArchiveError:
+        raise
+    except (OSError, ValueError, RecursionError) as e:  # a member that does not inflate is an InputFileError
         log.warning("%s: unreadable (%s), the channel is read without its name", path, str(e)[:80])
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _package_name(index_path: Path, own_id: str, channel: dict) -> str | None:
+def _package_name(index_path: Path, own_id: str, channel: dict, archive: ExportArchive | None = None) -> str | None:
     """The channel's name: `messages/index.json`'s ("general in My Server"), else from `channel.json`."""
-    if index_path.is_file():
-        try:
-            index = json.loads(index_path.read_bytes().decode("utf-8-sig"), strict=False)
-        except (OSError, ValueError, RecursionError) as e:
-            log.warning("%s: unreadable (%s), channel names come from channel.json", index_path, str(e)[:80])
-            index = None
-        name = index.get(own_id) if isinstance(index, dict) else None
-        if isinstance(name, str) and name.strip() and name != "None":
-            return without_surrogates(name.strip())
+    try:
+        raw = _metadata_bytes(index_path, archive)
+        index = json.loads(raw.decode("utf-8-sig"), strict=False) if raw is not None else None
+    except UnsafeArchiveError:
+        raise
+    except (OSError, ValueError, RecursionError) as e:
+        log.warning("%s: unreadable (%s), channel names come from channel.json", index_path, str(e)[:80])
+        index = None
+    name = index.get(own_id) if isinstance(index, dict) else None
+    if isinstance(name, str) and name.strip() and name != "None":
+        return without_surrogates(name.strip())
     name = channel.get("name") if isinstance(channel.get("name"), str) and channel["name"].strip() else None
     guild = channel.get("guild") if isinstance(channel.get("guild"), dict) else {}
     if name and isinstance(guild.get("name"), str):
@@ -660,17 +856,18 @@ def _package_name(index_path: Path, own_id: str, channel: dict) -> str | None:
     return without_surrogates(name) if name else None
 
 
-def _csv_rows(path: Path, skips: ChatSkips) -> list:
+def _csv_rows(path: Path, skips: ChatSkips, raw: bytes | None = None) -> list:
     """The rows of an old package's `messages.csv` as dicts keyed by its header; a row with the wrong number of
     fields is skipped, counted. A file cut inside a quoted field is refused, naming the line."""
-    text = read_export_text(path, _WHAT)
+    text = read_export_text(path, _WHAT, raw)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
         if header is None or [h.strip().lower() for h in header] != [h.lower() for h in _CSV_HEADER]:
             shown = ",".join(header or [])[:60]
             raise InputFileError(f"{path}: a CSV whose header is not ID,Timestamp,Contents,Attachments "
-                                 f"(found {shown!r}), not a Discord data package's messages.csv")
+                                 f"(a data package's messages.csv) nor {','.join(_EXPORTER_CSV_HEADER)} "
+                                 f"(DiscordChatExporter's) (found {shown!r}), not a Discord export")
         rows = []
         for row in reader:
             if not row:
@@ -716,3 +913,207 @@ def _package_record(row: object, number: int, zone: tzinfo, owner: str, skips: C
     if placeholders:
         return SourceMessage(source_id, timestamp, owner, _body(placeholders, text), "media")
     return SourceMessage(source_id, timestamp, owner, text, "text")
+
+
+# ------------------------------------------------------------------------------------------------ CSV and PlainText
+
+
+def _is_exporter_csv(head: str) -> bool:
+    first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
+    return [h.strip('"').strip() for h in first.split(",")] == _EXPORTER_CSV_HEADER
+
+
+def _exporter_csv(path: Path, text: str) -> dict:
+    """DiscordChatExporter's CSV in its JSON shape (see `_as_exporter`); a row with the wrong number of fields is
+    kept as the list it is, for the reader to skip and count. A file cut inside a quoted field is refused."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows = []
+    try:
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header] != _EXPORTER_CSV_HEADER:
+            shown = ",".join(header or [])[:60]
+            raise InputFileError(f"{path}: a CSV whose header is not {','.join(_EXPORTER_CSV_HEADER)} "
+                                 f"(found {shown!r}), not a DiscordChatExporter export")
+        for row in reader:
+            if row:
+                rows.append(row)
+    except csv.Error as e:
+        early = "; it ends early (a cut copy?)" if "end" in str(e).lower() else ""
+        raise InputFileError(f"{path}: not valid CSV (line {reader.line_num}: {e}){early}, "
+                             "not a DiscordChatExporter export") from None
+    messages: list = []
+    for row in rows:
+        if len(row) != len(_EXPORTER_CSV_HEADER):
+            messages.append(row)
+            continue
+        author_id, author, date, content, attachments, _reactions = row
+        urls = [u for u in attachments.split(",") if u.strip()]
+        messages.append({"date": date, "author": {"id": author_id.strip() or None, "fullName": author},
+                         "content": content, "attachments": [{"url": u.strip()} for u in urls]})
+    return _as_exporter(path, messages, "csv", {})
+
+
+def _exporter_text(path: Path, text: str) -> dict:
+    """DiscordChatExporter's PlainText export in its JSON shape (see `_as_exporter` and the module's docstring)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) < 3 or lines[0] != _RULE or not lines[1].startswith("Guild: "):
+        raise InputFileError(f"{path}: a text file that does not start with DiscordChatExporter's header (a line of "
+                             "62 '=', then 'Guild: …'), not a Discord export")
+    try:
+        close = lines.index(_RULE, 1)
+    except ValueError:
+        raise InputFileError(f"{path}: DiscordChatExporter's header is never closed by a line of 62 '=' (a cut "
+                             "copy?), not a complete Discord export") from None
+    header = {}
+    for line in lines[1:close]:
+        key, _, value = line.partition(": ")
+        header.setdefault(key, value)
+    body = lines[close + 1:]
+    while body and not body[-1].strip():
+        body.pop()
+    declared = None
+    if len(body) >= 3 and body[-1] == body[-3] == _RULE and body[-2].startswith("Exported "):
+        digits = re.sub(r"\D", "", body[-2])
+        declared, body = (int(digits) if digits else None), body[:-3]
+    found = [(i, m) for i, line in enumerate(body)
+             if (i == 0 or not body[i - 1].strip()) and (m := _TEXT_HEADER.fullmatch(line)) is not None
+             and _WrittenTimes.reads(m.group(1))]
+    before = [line for line in body[:found[0][0] if found else len(body)] if line.strip()]
+    if before and not found:
+        raise InputFileError(f"{path}: no message header ('[<date>] <author>' after an empty line, its date in a "
+                             f"format DiscordChatExporter writes) under its header; first line {before[0][:60]!r}")
+    messages = []
+    for (start, m), end in zip(found, [i for i, _ in found[1:]] + [len(body)], strict=True):
+        content, blocks = _text_message(body[start + 1:end])
+        embeds = [line for line in blocks.get("{Embed}", []) if not _URL.fullmatch(line)]
+        messages.append({"date": m.group(1), "author": {"id": None, "fullName": m.group(2)}, "content": content,
+                         "attachments": [{"url": u} for u in blocks.get("{Attachments}", [])],
+                         "stickers": [{"name": "sticker"} for _ in blocks.get("{Stickers}", [])],
+                         "embeds": [{"description": "\n".join(embeds)}] if embeds else []})
+    channel = header.get("Channel", "")
+    category, _, name = channel.rpartition(" / ")  # "Category / name" since 2023, the name alone before
+    guild = header.get("Guild")
+    return _as_exporter(path, messages, "text", {
+        "guild": {"id": "0" if guild == "Direct Messages" else None, "name": guild},
+        "channel": {"name": name or None, "category": category or None},
+        **({"messageCount": declared} if declared is not None else {}),
+        **({"_read": {"unread_lines": len(before)}} if before else {})})
+
+
+def _text_message(lines: list[str]) -> tuple[str, dict[str, list[str]]]:
+    """A PlainText message's content (the lines after its header, up to its first block) and blocks
+    ({Attachments}, {Embed}, {Stickers}, {Reactions} → their lines, each block ended by an empty line)."""
+    first = next((i for i, line in enumerate(lines) if line in _TEXT_BLOCKS and (i == 0 or not lines[i - 1].strip())),
+                 len(lines))
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in lines[first:]:
+        if not line.strip():
+            current = None
+        elif current is None and line in _TEXT_BLOCKS:
+            current = blocks.setdefault(line, [])
+        elif current is not None:
+            current.append(line.strip())
+    return "\n".join(lines[:first]).strip("\n"), blocks
+
+
+def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
+    """The JSON shape of a CSV or PlainText export: `rows` ({date, author {id, fullName}, content, attachments…}, or
+    a malformed row as a list) become messages of the kind their sentence tells, times read in the file's format,
+    authors without their discriminator; `shape` holds what the file says of guild and channel. The channel's id
+    (and, without a PlainText header, its name) come from the default file name "<guild> - <category> - <channel>
+    [<channel id>]"."""
+    times = _WrittenTimes([r["date"] for r in rows if isinstance(r, dict)])
+    messages = []
+    for r in rows:
+        if not isinstance(r, dict):
+            messages.append(r)
+            continue
+        full = r["author"]["fullName"].strip()
+        content = r["content"]
+        kind = next((k for pattern, k in _SYSTEM_SENTENCES if pattern.fullmatch(content.strip())), "Default")
+        messages.append({"type": kind, "timestamp": times.value(r["date"]), "content": content,
+                         "author": {"id": r["author"]["id"], "name": full, "nickname": _DISCRIMINATOR.sub("", full)},
+                         **{k: r[k] for k in ("attachments", "stickers", "embeds") if k in r}})
+    stem = _partition(path)[0]
+    named = _FILE_CHANNEL_ID.fullmatch(stem)
+    channel = shape.get("channel") or {"name": named.group(1) if named else stem}
+    channel = {"id": named.group(2) if named else None, **channel}
+    read = {"export_form": form, **shape.pop("_read", {})}
+    if times.order is not None:
+        read.update(date_order=times.order, date_order_ambiguous=times.ambiguous)
+    if not times.exact:
+        read["exact_timestamps"] = False
+    return {**shape, "guild": shape.get("guild", {}), "channel": channel, "messages": messages, "_read": read}
+
+
+class _WrittenTimes:
+    """The times of one CSV or PlainText export as DiscordChatExporter wrote them (see the module's docstring): ISO
+    8601 with an offset, and a Unix time (as ISO), kept as text for the reader to write in `tz` as the JSON's; a
+    locale's date and time read into the naive local time written, its day/month order decided once from all of
+    the file's dates."""
+
+    def __init__(self, written: list[str]) -> None:
+        pairs = [(int(m.group(1)), int(m.group(3)), m.group(8) is not None)
+                 for m in map(_NUMERIC_TIME.fullmatch, written) if m is not None and len(m.group(1)) <= 2]
+        day_first = any(a > 12 for a, _, _ in pairs)
+        month_first = any(b > 12 for _, b, _ in pairs)
+        self.ambiguous = day_first == month_first and bool(pairs)
+        if not pairs:
+            self.order = None
+        elif day_first != month_first:
+            self.order = "day_first" if day_first else "month_first"
+        else:  # no number over 12 (or both: dates of two orders), AM/PM is en-US's month first
+            self.order = "month_first" if any(ampm for _, _, ampm in pairs) else "day_first"
+        # a locale's time is to the minute, in no known zone; ISO and Unix times are exact
+        self.exact = not any(_NUMERIC_TIME.fullmatch(w) or _NAMED_TIME.fullmatch(w) for w in written)
+
+    @staticmethod
+    def reads(text: str) -> bool:
+        """Whether `text` is written as one of the time formats (not whether it is a real date)."""
+        return any(p.fullmatch(text) for p in (_NUMERIC_TIME, _NAMED_TIME, _EPOCH_TIME)) or _is_iso(text)
+
+    def value(self, text: str) -> datetime | str:
+        """What the message's `timestamp` holds: an ISO text as it is (a Unix time written as one), else the local
+        time read (the text itself when it does not read: the reader skips it as a bad timestamp)."""
+        if _is_iso(text):
+            return text
+        if m := _EPOCH_TIME.fullmatch(text):
+            try:
+                moment = datetime.fromtimestamp(int(m.group(1)) / (1000 if len(m.group(1)) == 13 else 1),
+                                                timezone.utc)
+            except (OverflowError, OSError, ValueError):
+                return text
+            return moment.isoformat()
+        local = self._local(text)
+        return text if local is None else local
+
+    def _local(self, text: str) -> datetime | None:
+        if m := _NUMERIC_TIME.fullmatch(text):
+            a, _, b, c, *clock = m.groups()
+            if len(a) > 2:
+                year, month, day = a, b, c
+            else:
+                day, month, year = (b, a, c) if self.order == "month_first" else (a, b, c)
+        elif m := _NAMED_TIME.fullmatch(text):
+            day, name, year, *clock = m.groups()
+            month = _MONTHS.get(name.lower())
+            if month is None:
+                return None
+        else:
+            return None
+        hour, minute, second, ampm = clock
+        hour = int(hour)
+        if ampm is not None:
+            hour = hour % 12 + (12 if ampm in "Pp" else 0)
+        year = int(year) + (2000 if len(str(year)) <= 2 else 0)
+        try:
+            return datetime(year, int(month), int(day), hour, int(minute), int(second or 0))
+        except ValueError:
+            return None
+
+
+def _is_iso(text: str) -> bool:
+    """An ISO 8601 time with `T` or an offset (CSV's "o" format), not a locale's "2024-03-14 18:02"."""
+    m = _TIMESTAMP.fullmatch(text)
+    return m is not None and ("T" in text or m.group(8) is not None)

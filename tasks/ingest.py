@@ -71,7 +71,9 @@ class InputFile:
 
 
 def detect_kind(path: Path) -> str:
-    """Guess a file's kind from its name and, for .txt, from whether its lines look like a WhatsApp export."""
+    """Guess a file's kind from its name and, for .txt, .json and .csv, from its first bytes; a .zip from the names
+    inside it: Meta's download of Messenger/Instagram (`message_N.json`, or an e2ee chat file) or Discord's data
+    package (`c<id>/messages.json`), else a WhatsApp export (whose reader says when it holds no chat)."""
     name = path.name.lower()
     if name.endswith(_WET_SUFFIXES):
         return "wet"
@@ -82,6 +84,13 @@ def detect_kind(path: Path) -> str:
     if name.endswith(_JSONL_SUFFIXES):
         return "jsonl"
     if name.endswith(".zip"):
+        from tasks.discord import looks_like_discord_archive
+        from tasks.messenger import looks_like_messenger_archive
+
+        if looks_like_messenger_archive(path):
+            return "messenger"
+        if looks_like_discord_archive(path):
+            return "discord"
         return "whatsapp"
     if name.endswith(_DATABASE_SUFFIXES) or ".crypt" in path.suffix.lower():
         from tasks.whatsapp.database import looks_like_whatsapp_database
@@ -90,12 +99,12 @@ def detect_kind(path: Path) -> str:
             return "whatsapp-db"
     if name.endswith((".json", ".csv")):
         # Messenger's and DiscordChatExporter's files have "messages" and "type" too: they are told first
-        from tasks.discord import looks_like_discord
+        from tasks.discord import is_discord_package_metadata, looks_like_discord
         from tasks.messenger import looks_like_messenger
 
         if name.endswith(".json") and looks_like_messenger(path):
             return "messenger"
-        if looks_like_discord(path):
+        if looks_like_discord(path) or is_discord_package_metadata(path):  # the metadata: read with the messages
             return "discord"
     if name.endswith(".json"):
         from tasks.telegram import looks_like_telegram
@@ -103,8 +112,11 @@ def detect_kind(path: Path) -> str:
         if looks_like_telegram(path):
             return "telegram"
     if name.endswith(".txt"):
+        from tasks.discord import looks_like_discord
         from tasks.whatsapp import looks_like_whatsapp
 
+        if looks_like_discord(path):  # DiscordChatExporter's PlainText: a first line no WhatsApp export has
+            return "discord"
         return "whatsapp" if looks_like_whatsapp(path) else "text"
     raise InputFileError(
         f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, whatsapp-db, telegram, messenger, "
@@ -186,15 +198,16 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
 
 def _read_with_another_file(kind: str, path: Path) -> bool:
     """A file read with another one of its export, not on its own: a Messenger chat's later parts (with its
-    message_1.json), its photos and videos, a Discord data package's channel.json and index.json."""
+    message_1.json), its photos and videos, a Discord data package's channel.json and index.json, the later parts
+    of a partitioned DiscordChatExporter export."""
     if kind == "messenger":
         from tasks.messenger import is_continuation_part
 
-        return path.suffix.lower() != ".json" or is_continuation_part(path)
+        return path.suffix.lower() not in (".json", ".zip") or is_continuation_part(path)
     if kind == "discord":
-        from tasks.discord import is_discord_package_metadata
+        from tasks.discord import is_discord_package_metadata, is_later_partition
 
-        return is_discord_package_metadata(path)
+        return is_discord_package_metadata(path) or is_later_partition(path)
     return False
 
 
@@ -207,11 +220,16 @@ def _default_source(kind: str, path: Path) -> str:
 
 
 def _content_sha256(kind: str, path: Path) -> str:
-    """What a shard's output depends on: the file, or every part of a Messenger chat (read together)."""
+    """What a shard's output depends on: the file, or every part of a Messenger chat or of a partitioned Discord
+    export (read together)."""
     if kind == "messenger":
         from tasks.messenger import conversation_sha256
 
         return conversation_sha256(path)
+    if kind == "discord":
+        from tasks.discord import export_sha256
+
+        return export_sha256(path)
     return hash_file(path)
 
 

@@ -51,8 +51,22 @@ those are skipped and counted (`messenger_reaction_notice`). "… sent an attach
 the attachment or link are left out of the text. Timestamps are UTC epochs written as local time in `tz`
 (default UTC).
 
-What is refused (InputFileError, one line naming the file): not UTF-8, not JSON (with line and column; "it ends
-early" when the text runs out, a download or copy cut short: nothing of such a file is kept), JSON without a
+The download comes as one or more `.zip` files; a zip is read as the folder it unzips to (`ExportArchive`: every
+conversation in it, a conversation's parts together, the same chats and ids as unzipped), member by member and
+never extracted, photos and videos left unread.
+
+A file that ends early (a download or copy cut short) keeps every complete message before the cut, as Telegram's
+reader does: the top object and its `messages` list are read member by member (`chat_records.read_cut_json`), a
+message is kept whole or not at all. What the DYI shape writes after its messages (`title`, `thread_path`,
+`is_still_participant`, `thread_type`) is lost with the cut and taken from the conversation's other parts when
+there are some. The cut is counted once, `messenger_truncated_export` in the skip counter and the chat's
+`stats["skipped"]`, located by the byte offset where reading stopped (with the part's name when the conversation
+has several), and flagged in the chat's stats: `truncated` True, `truncated_at_byte`, `truncated_parts`. One
+warning names the file. As every part lists its messages newest first, what is lost of a DYI part is its oldest
+messages.
+
+What is refused (InputFileError, one line naming the file): not UTF-8, not JSON (with line and column; a syntax
+error before the end, or a file that ends early before its first complete message, "it ends early"), JSON without a
 `messages` list or whose messages are not Messenger's. A record that cannot be read (not an object, no usable
 time or sender, a text of the wrong type, nothing to show) is skipped and counted with the file and message
 number.
@@ -78,12 +92,18 @@ from tasks.chat_records import (
     STICKER,
     VIDEO,
     ChatSkips,
+    ExportArchive,
+    JsonCut,
     SourceMessage,
+    UnsafeArchiveError,
     build_chat,
     chat_id_for,
+    combined_sha256,
     file_sha256,
+    is_zip_name,
     local_time,
-    read_export_json,
+    read_cut_json,
+    read_export_bytes,
     resolve_tz,
 )
 from tasks.records import InputFileError, SkipCounter, without_surrogates
@@ -92,6 +112,7 @@ from tasks.whatsapp.parser import WhatsAppChat
 SOURCE = "messenger"
 INSTAGRAM = "instagram"
 DELETED_TEXT = "This message was deleted"
+_WHAT = "a Messenger/Instagram JSON export"
 _PART = re.compile(r"^message_(\d+)\.json$", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"_\d+$")
 # the DYI shape's media lists, in the order their placeholder is chosen when a message has several
@@ -145,10 +166,14 @@ def looks_like_messenger(path: str | os.PathLike, head_bytes: int = 16384) -> bo
     for a Telegram export (`from`, `date_unixtime`), so it can be asked first."""
     try:
         with open(path, "rb") as f:
-            head = f.read(head_bytes).decode("utf-8", errors="ignore")
+            head = f.read(head_bytes)
     except OSError:
         return False
-    head = head.lstrip("\ufeff \t\r\n")
+    return _messenger_head(head)
+
+
+def _messenger_head(data: bytes) -> bool:
+    head = data.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
     if not head.startswith("{") or '"messages"' not in head and '"participants"' not in head:
         return False
     if '"sender_name"' in head and ('"timestamp_ms"' in head or '"timestamp"' in head):
@@ -156,6 +181,24 @@ def looks_like_messenger(path: str | os.PathLike, head_bytes: int = 16384) -> bo
     if '"participants"' in head and ('"is_still_participant"' in head or '"thread_path"' in head):
         return True  # a chat without messages, or a group whose participants fill the head
     return '"senderName"' in head or '"threadName"' in head
+
+
+def looks_like_messenger_archive(path: str | os.PathLike, sniffed: int = 50) -> bool:
+    """Cheap sniff for input-kind detection: a zip holding a conversation's `message_N.json` (Meta's "Download your
+    information" of Facebook or Instagram), or, among its first `sniffed` other JSON files, one that reads like a
+    Messenger chat (the e2ee download). Never raises."""
+    try:
+        with ExportArchive(path) as archive:
+            files = [f for f in archive.files() if f.suffix.lower() == ".json" and not _hidden(f, archive.path)]
+            if any(part_number(f) is not None for f in files):
+                return True
+            return any(_looks_like_chat_file(f, archive) for f in files[:sniffed])
+    except InputFileError:
+        return False
+
+
+def _hidden(path: Path, folder: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(folder).parts)
 
 
 def part_number(path: str | os.PathLike) -> int | None:
@@ -190,11 +233,7 @@ def conversation_sha256(path: str | os.PathLike) -> str:
     """The content hash of the conversation a `message_N.json` belongs to (all its parts, as `chat_parts`); a file's
     own sha256 for any other file. What ingest should key a Messenger input's work on: a later part that changes
     changes the chat read from `message_1.json`."""
-    return _combined([file_sha256(p) for p in chat_parts(path)])
-
-
-def _combined(digests: list[str]) -> str:
-    return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+    return combined_sha256([file_sha256(p) for p in chat_parts(path)])
 
 
 def read_messenger_export(
@@ -209,10 +248,12 @@ def read_messenger_export(
 
     `path` is a message file, or a folder: a conversation's (`inbox/<name>_<id>/`) or a whole export's, in which
     every `message_N.json` and every e2ee chat file is read, one chat per conversation folder (other JSON files
-    of the export are passed over). For a file named `message_N.json`, `siblings=True` reads the conversation's
-    other parts in the same folder with it, into one chat; the chat is returned for the first part present
-    (normally `message_1.json`), and nothing for the later ones (`is_continuation_part`), so that a folder given
-    file by file reads every conversation once. `siblings=False` reads the file alone.
+    of the export are passed over); or the export's `.zip`, read as the folder it unzips to. For a file named
+    `message_N.json`, `siblings=True` reads the conversation's other parts in the same folder with it, into one
+    chat; the chat is returned for the first part present (normally `message_1.json`), and nothing for the later
+    ones (`is_continuation_part`), so that a folder given file by file reads every conversation once.
+    `siblings=False` reads the file alone. A file cut short keeps its complete messages (see the module's
+    docstring).
 
     `source` is "messenger" or "instagram"; left None, it is "instagram" when a folder of the path says so
     (`your_instagram_activity`, `instagram-<user>-<date>`), else "messenger". `chat_id` is derived from the
@@ -228,6 +269,9 @@ def read_messenger_export(
         return _read_folder(path, skips, zone, source)
     if not path.exists():
         raise InputFileError(f"{path}: no such file")
+    if is_zip_name(path):
+        with ExportArchive(path) as archive:
+            return _read_files(path, archive.files(), skips, zone, source, archive)
     if siblings and is_continuation_part(path):
         log.info("%s: read with %s, the first part of its conversation", path, chat_parts(path)[0].name)
         return []
@@ -236,31 +280,61 @@ def read_messenger_export(
 
 
 def source_for(path: str | os.PathLike) -> str:
-    """"instagram" when a folder or file name of `path` names Instagram, else "messenger"."""
-    return INSTAGRAM if any("instagram" in part.lower() for part in Path(path).parts) else SOURCE
+    """"instagram" when a folder or file name of `path` names Instagram (for a `.zip`, also a folder inside it:
+    `your_instagram_activity/`), else "messenger"."""
+    path = Path(path)
+    if any("instagram" in part.lower() for part in path.parts):
+        return INSTAGRAM
+    if is_zip_name(path) and path.is_file():
+        try:
+            with ExportArchive(path) as archive:
+                return next((source_for(f) for f in archive.files() if f.name.lower().endswith(".json")
+                             and part_number(f) is not None), SOURCE)
+        except InputFileError:
+            return SOURCE
+    return SOURCE
 
 
 def _read_folder(folder: Path, skips: SkipCounter, zone: tzinfo, source: str | None) -> list[WhatsAppChat]:
+    return _read_files(folder, sorted(f for f in folder.rglob("*.json") if f.is_file()), skips, zone, source)
+
+
+def _read_files(folder: Path, files: list[Path], skips: SkipCounter, zone: tzinfo, source: str | None,
+                archive: ExportArchive | None = None) -> list[WhatsAppChat]:
+    """The chats of a folder's (or a zip's) sorted `files`: one per conversation folder of `message_N.json`, one per
+    e2ee chat file; other files are passed over, an unreadable conversation is counted and logged."""
     groups: dict[Path, list[Path]] = {}
     singles: list[Path] = []
-    for file in sorted(folder.rglob("*.json")):
-        if any(part.startswith(".") for part in file.relative_to(folder).parts) or not file.is_file():
+    for file in files:
+        if not file.name.lower().endswith(".json") or _hidden(file, folder):
             continue
         if part_number(file) is not None:
             groups.setdefault(file.parent, []).append(file)
-        elif looks_like_messenger(file):
+        elif _looks_like_chat_file(file, archive):
             singles.append(file)
     chats = []
     conversations = [sorted(parts, key=lambda p: (part_number(p), p.name)) for parts in groups.values()]
     for parts in conversations + [[single] for single in singles]:
         try:
-            chats.append(_read_chat(parts, skips, zone, source or source_for(parts[0])))
+            chats.append(_read_chat(parts, skips, zone, source or source_for(parts[0]), archive))
+        except UnsafeArchiveError:
+            raise
         except InputFileError as e:
             log.warning("%s", e)
             skips.skip("messenger_unreadable_file", str(parts[0]), str(e))
     if not chats and not skips.counts.get("messenger_unreadable_file"):
-        raise InputFileError(f"{folder}: no Messenger or Instagram message file (message_N.json) in the folder")
+        where = "archive" if archive is not None else "folder"
+        raise InputFileError(f"{folder}: no Messenger or Instagram message file (message_N.json) in the {where}")
     return chats
+
+
+def _looks_like_chat_file(path: Path, archive: ExportArchive | None) -> bool:
+    if archive is None:
+        return looks_like_messenger(path)
+    try:
+        return _messenger_head(archive.read_bytes(path, head=16384))
+    except InputFileError:  # a member that cannot be inflated: no chat file, as an unreadable file on disk
+        return False
 
 
 @dataclass
@@ -270,13 +344,19 @@ class _Part:
     digest: str
     e2ee: bool
     repair: bool  # whether its texts are the DYI mojibake
+    cut: JsonCut | None  # where the file ends early, None when it is whole
 
 
-def _load_part(path: Path) -> _Part:
-    digest = file_sha256(path)
-    data = read_export_json(path, "a Messenger/Instagram JSON export")
+def _load_part(path: Path, archive: ExportArchive | None = None) -> _Part:
+    raw = read_export_bytes(path) if archive is None else archive.read_bytes(path)
+    digest = hashlib.sha256(raw).hexdigest()  # file_sha256's, from the bytes read
+    data, cut = read_cut_json(path, _WHAT, "messages", raw)
+    del raw
     e2ee = _check_shape(data, path)
-    return _Part(path, data, digest, e2ee, _is_mojibake(data, e2ee))
+    if cut is not None:
+        log.warning("%s ends early (a cut download or copy?): kept its %d complete messages, the rest from byte %d on "
+                    "is lost", path, cut.kept, cut.offset)
+    return _Part(path, data, digest, e2ee, _is_mojibake(data, e2ee), cut)
 
 
 def _check_shape(data: object, path: Path) -> bool:
@@ -305,8 +385,9 @@ def _check_shape(data: object, path: Path) -> bool:
     return e2ee and not dyi or (not records and "threadName" in data)
 
 
-def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str) -> WhatsAppChat:
-    parts = [_load_part(p) for p in paths]
+def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str,
+               archive: ExportArchive | None = None) -> WhatsAppChat:
+    parts = [_load_part(p, archive) for p in paths]
     first = parts[0]
     fix = _fixer(first.repair)
     where = str(first.path.parent if len(parts) > 1 else first.path)
@@ -324,7 +405,14 @@ def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str)
             record = read(message, locator, zone, fix_part, chat_skips)
             if record is not None:
                 records.append(record)
+    cut = [p for p in parts if p.cut is not None]
+    for part in cut:  # counted after its messages' skips, as Telegram's reader counts it
+        locator = f"byte {part.cut.offset}" if len(parts) == 1 else f"{part.path.name}@byte {part.cut.offset}"
+        chat_skips.skip("messenger_truncated_export", locator,
+                        f"the file ends early (a cut download?), {part.cut.kept} complete messages kept, the rest lost")
     data = first.data
+    if first.cut is not None:  # what the DYI shape writes after its messages was lost: the other parts hold it too
+        data = {**{k: v for p in reversed(parts[1:]) for k, v in p.data.items()}, **data}
     if first.e2ee:
         raw_name = data.get("threadName") if isinstance(data.get("threadName"), str) else None
         name = fix(_TRAILING_NUMBER.sub("", raw_name)) if raw_name else None
@@ -341,7 +429,7 @@ def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str)
         chat_type = data["thread_type"] if isinstance(data.get("thread_type"), str) else None
     if chat_type is None and participants is not None:
         chat_type = "group" if len(participants) > 2 else "one-to-one"
-    digest = _combined([p.digest for p in parts])
+    digest = combined_sha256([p.digest for p in parts])
     extra = {
         "chat_type": chat_type,
         "source_chat_id": without_surrogates(own_id),
@@ -352,6 +440,8 @@ def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str)
         "parts": [p.path.name for p in parts],
         "mojibake_repaired": any(p.repair for p in parts),
     }
+    if cut:
+        extra.update(truncated=True, truncated_at_byte=cut[0].cut.offset, truncated_parts=[p.path.name for p in cut])
     return build_chat(
         records,
         chat_id=chat_id_for(digest, own_id),

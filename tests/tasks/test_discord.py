@@ -10,7 +10,14 @@ import pyarrow as pa
 import pytest
 
 from storage.schemas import MESSAGE_SCHEMA
-from tasks.discord import is_discord_package_metadata, looks_like_discord, read_discord_export
+from tasks.discord import (
+    export_sha256,
+    is_discord_package_metadata,
+    is_later_partition,
+    looks_like_discord,
+    looks_like_discord_archive,
+    read_discord_export,
+)
 from tasks.records import InputFileError, SkipCounter
 from tasks.whatsapp import chat_to_documents
 
@@ -336,3 +343,227 @@ def test_a_large_export_is_read_whole_with_its_replies(tmp_path):
     path = _write(tmp_path, {**GUILD, "messages": messages}, "big.json")
     [chat] = read_discord_export(path)
     assert len(chat.messages) == n and chat.stats["replies_unresolved"] == 0
+
+
+# ------------------------------------------------------------------------------------------------ CSV and PlainText
+
+EXPORTER_CSV = (
+    "AuthorID,Author,Date,Content,Attachments,Reactions\n"
+    '"111","sam.lee","2024-03-14T18:02:05.1230000+01:00","Hey, free on Saturday?","",""\n'
+    '"222","kim_k","2024-03-14T18:03:10+01:00","Yes! which ""trail""?\nthe north one?","","👍 (1)"\n'
+    '"111","sam.lee","2024-03-14T18:04:00+01:00","","https://cdn.discordapp.com/attachments/5001/71/map.png,'
+    'https://cdn.discordapp.com/attachments/5001/72/clip.mp4",""\n'
+    '"333","alexr#4242","2024-03-14T18:05:00+01:00","Joined the server.","",""\n'
+    '"333","alexr#4242","2024-03-14T18:06:00+01:00","hi <@111>","",""\n'
+    '"444","alexr#1111","2024-03-14T18:07:00+01:00","another alexr","",""\n'
+    '"111","sam.lee","2024-03-14T18:08:00+01:00","a row of four fields"\n'
+    '"111","sam.lee","yesterday","no time","",""\n'
+)
+
+
+def test_exporter_csv_authors_kinds_media_and_times(tmp_path):
+    path = tmp_path / "Direct Messages - Private - Kim [5001].csv"
+    path.write_text(EXPORTER_CSV, encoding="utf-8")
+    assert looks_like_discord(path)
+    skips = SkipCounter()
+    [chat] = read_discord_export(path, skips, tz="Europe/Paris")
+    assert [(m.author, m.kind, m.text) for m in chat.messages] == [
+        ("sam.lee", "text", "Hey, free on Saturday?"),
+        ("kim_k", "text", 'Yes! which "trail"?\nthe north one?'),
+        ("sam.lee", "media", "image omitted\nvideo omitted"),
+        (None, "system", "alexr (alexr#4242) joined the server."),  # two accounts show "alexr"
+        ("alexr (alexr#4242)", "text", "hi @sam.lee"),  # a raw mention named by the AuthorID column
+        ("alexr (alexr#1111)", "text", "another alexr"),
+    ]
+    assert chat.messages[0].timestamp == datetime(2024, 3, 14, 18, 2, 5, 123000)
+    assert chat.stats["export_form"] == "csv" and chat.stats["exact_timestamps"] is True
+    assert chat.stats["source_chat_id"] == "5001" and chat.stats["chat_name"] == "Direct Messages - Private - Kim"
+    assert chat.stats["usernames"]["alexr (alexr#1111)"] == "alexr#1111"
+    assert chat.stats["skipped"] == {"discord_malformed_message": 1, "discord_bad_timestamp": 1} and skips.total == 2
+    assert "date_order" not in chat.stats  # ISO times have no order to decide
+
+
+@pytest.mark.parametrize(("dates", "order", "ambiguous", "first"), [
+    (["3/14/2024 6:02 PM", "3/14/2024 6:03 PM"], "month_first", False, datetime(2024, 3, 14, 18, 2)),  # en-US "g"
+    (["03/04/2024 6:02 PM", "03/04/2024 7:03 PM"], "month_first", True, datetime(2024, 3, 4, 18, 2)),
+    (["14.03.2024 18:02", "15.03.2024 08:03"], "day_first", False, datetime(2024, 3, 14, 18, 2)),  # de-DE "g"
+    (["03/04/2024 18:02", "03/04/2024 19:03"], "day_first", True, datetime(2024, 4, 3, 18, 2)),  # en-GB, fr-FR
+    (["2024-03-14 18:02", "2024-03-14 18:03"], None, None, datetime(2024, 3, 14, 18, 2)),  # sv-SE "g"
+    (["14-Mar-24 06:02 PM", "14-Mar-24 06:03 PM"], None, None, datetime(2024, 3, 14, 18, 2)),  # before 2023-02
+])
+def test_exporter_csv_dates_as_the_locale_wrote_them(tmp_path, dates, order, ambiguous, first):
+    rows = "".join(f'"111","sam","{d}","message {i}","",""\n' for i, d in enumerate(dates))
+    path = tmp_path / "chat.csv"
+    path.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n" + rows)
+    [chat] = read_discord_export(path, tz="Asia/Tokyo")  # a written local time is kept as written
+    assert chat.messages[0].timestamp == first and len(chat.messages) == 2
+    assert chat.stats.get("date_order") == order and chat.stats.get("date_order_ambiguous") == ambiguous
+    assert chat.stats["exact_timestamps"] is False
+
+
+PLAIN_TEXT = """==============================================================
+Guild: Hiking Club
+Channel: Trips / general
+Topic: plans
+==============================================================
+
+[3/14/2024 6:02 PM] alexr#4242
+Joined the server.
+
+
+[3/14/2024 6:03 PM] sam.lee (pinned)
+Who is in for Saturday?
+
+Bring boots.
+[3/14/2024 6:00 PM] a quoted line, not a message: no empty line above it
+
+
+[3/14/2024 6:04 PM] kim_k
+me!
+
+{Attachments}
+https://cdn.discordapp.com/attachments/9100/1/trail.jpg
+
+{Reactions}
+👍 (2) 🎉
+
+
+[3/14/2024 6:05 PM] Dyno#3861
+
+
+{Embed}
+Dyno
+https://dyno.gg
+Welcome!
+Read the rules
+
+
+[3/14/2024 6:06 PM] kim_k
+
+
+{Stickers}
+https://media.discordapp.net/stickers/1.png
+
+
+==============================================================
+Exported 5 message(s)
+==============================================================
+"""
+
+OLD_PLAIN_TEXT = """==============================================================
+Guild: Direct Messages
+Channel: kim_k
+==============================================================
+
+[14-Mar-24 06:02 PM] sam.lee#1234
+Hey, free on Saturday?
+
+[14-Mar-24 06:03 PM] kim_k#0042
+Yes!
+
+{Attachments}
+https://cdn.discordapp.com/attachments/5001/71/map.png
+
+{Reactions}
+👍 (2) 🎉\x20
+
+
+==============================================================
+Exported 2 message(s)
+==============================================================
+"""
+
+
+def test_exporter_plain_text_new_and_old(tmp_path):
+    path = tmp_path / "Hiking Club - Trips - general [9100].txt"
+    path.write_text(PLAIN_TEXT.replace("\n", "\r\n"), encoding="utf-8")  # as Windows writes it
+    assert looks_like_discord(path)
+    [chat] = read_discord_export(path)
+    assert [(m.author, m.kind, m.text) for m in chat.messages] == [
+        (None, "system", "alexr joined the server."),
+        ("sam.lee", "text", "Who is in for Saturday?\n\nBring boots.\n"
+                            "[3/14/2024 6:00 PM] a quoted line, not a message: no empty line above it"),
+        ("kim_k", "media", "image omitted\nme!"),
+        ("Dyno", "text", "Dyno\nWelcome!\nRead the rules"),  # an embed alone: its lines, not its URLs
+        ("kim_k", "media", "sticker omitted"),
+    ]
+    assert chat.messages[0].timestamp == datetime(2024, 3, 14, 18, 2)
+    assert chat.stats["chat_name"] == "general in Hiking Club" and chat.stats["category"] == "Trips"
+    assert chat.stats["source_chat_id"] == "9100" and chat.stats["export_form"] == "text"
+    assert chat.stats["date_order"] == "month_first" and chat.stats["date_order_ambiguous"] is False  # 3/14
+    assert "message_count_declared" not in chat.stats  # 5 declared, 5 read
+    old = tmp_path / "kim.txt"
+    old.write_text(OLD_PLAIN_TEXT, encoding="utf-8")
+    [dm] = read_discord_export(old)
+    assert [(m.author, m.kind, m.text) for m in dm.messages] == [
+        ("sam.lee", "text", "Hey, free on Saturday?"), ("kim_k", "media", "image omitted\nYes!")]
+    assert dm.stats["chat_name"] == "kim_k" and dm.stats["guild_id"] == "0"
+    assert dm.messages[1].timestamp == datetime(2024, 3, 14, 18, 3)
+
+
+def test_plain_text_sniffing_takes_no_whatsapp_or_plain_text(tmp_path):
+    whatsapp = tmp_path / "WhatsApp Chat with Kim.txt"
+    whatsapp.write_text("[14/03/2024, 18:02:05] Sam: Hey\n[14/03/2024, 18:03:10] Kim: Yes!\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("=" * 62 + "\nGuild: of St Luke, minutes of the meeting\n" + "=" * 62 + "\n")
+    lines = tmp_path / "rule.txt"
+    lines.write_text("=" * 62 + "\nChannel: 4\nGuild: x\n")
+    assert not any(map(looks_like_discord, (whatsapp, notes, lines)))
+    headless = tmp_path / "headless.txt"  # DiscordChatExporter's header, then no message that reads
+    headless.write_text("=" * 62 + "\nGuild: x\nChannel: y\n" + "=" * 62 + "\n\n[yesterday] Sam\nhi\n")
+    assert looks_like_discord(headless)
+    with pytest.raises(InputFileError, match=r"headless\.txt: no message header .* first line '\[yesterday\] Sam'"):
+        read_discord_export(headless)
+
+
+def test_partitioned_export_is_one_chat(tmp_path):
+    messages = GUILD["messages"]
+    base = "Hiking Club - Trips - general [9100]"
+    first = _write(tmp_path, {**GUILD, "messages": messages[:8]}, f"{base}.json")
+    second = _write(tmp_path, {**GUILD, "messages": messages[8:14]}, f"{base} [part 2].json")
+    third = _write(tmp_path, {**GUILD, "messages": messages[14:]}, f"{base} [part 3].json")
+    (tmp_path / "unpartitioned").mkdir()
+    whole = _write(tmp_path / "unpartitioned", GUILD, first.name)
+    [chat] = read_discord_export(first)
+    [alone] = read_discord_export(whole)
+    # the messages of the one file, read from three (the chat's id is of the files read)
+    assert [{**m.as_row(), "chat_id": None} for m in chat.messages] == [
+        {**m.as_row(), "chat_id": None} for m in alone.messages]
+    assert chat.stats["parts"] == [first.name, second.name, third.name]
+    assert chat.stats["skipped"] == alone.stats["skipped"]
+    assert read_discord_export(second) == [] and read_discord_export(third) == []
+    assert is_later_partition(third) and not is_later_partition(first)
+    assert len(read_discord_export(third, partitions=False)[0].messages) == 1
+    before = export_sha256(first)
+    _write(tmp_path, {**GUILD, "messages": messages[8:13]}, f"{base} [part 2].json")
+    assert export_sha256(first) != before and export_sha256(third) == export_sha256(first)
+    # a part of another channel under the same name is a chat of its own
+    _write(tmp_path, {**DM, "messages": DM["messages"][:2]}, f"{base} [part 4].json")
+    assert sorted(c.stats["source_chat_id"] for c in read_discord_export(first)) == ["5001", "9100"]
+
+
+def test_a_data_package_zip_reads_as_its_folder(tmp_path):
+    import zipfile
+
+    base = _package(tmp_path, root="Messages")
+    archive = tmp_path / "package.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(base.parent.rglob("*")):
+            if f.is_file():
+                z.write(f, f.relative_to(base.parent).as_posix())
+        z.writestr("account/user.json", '{"id": "111"}')
+        z.writestr("README.txt", "Your data package")
+    assert looks_like_discord_archive(archive)
+    from_zip, from_folder = read_discord_export(archive, owner="Sam"), read_discord_export(base.parent, owner="Sam")
+
+    def same(chat):
+        return chat.chat_id, chat.source_file, [m.as_row() for m in chat.messages], chat.stats
+
+    assert [same(c) for c in from_zip] == [same(c) for c in from_folder] and len(from_zip) == 2
+    assert from_zip[0].stats["chat_name"] == "Direct Message with kim_k#0"  # index.json read in the zip
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("_chat.txt", "14/03/2024, 18:02 - Sam: hi\n")
+    assert not looks_like_discord_archive(other)
+    with pytest.raises(InputFileError, match=r"other\.zip: a zip without a Discord data package's channel folders"):
+        read_discord_export(other)

@@ -305,3 +305,124 @@ def test_messenger_and_discord_exports_are_found_in_their_folders(tmp_path):
     assert next(f for f in again if f.source == "messenger").sha256 != before
     with pytest.raises(InputFileError, match=r"1\.jpg: cannot tell what kind"):  # named itself, it is an error
         resolve_inputs(IngestParams(inputs=[InputSpec(path=str(chat / "photos" / "1.jpg"))]))
+
+
+# ------------------------------------------------------------------------------------------------ chat exports
+
+
+def _ingest_chats(tmp_path: Path, files: list) -> tuple[list, list[dict], list[dict]]:
+    """Every input through `ingest_file`, with its messages part: the results, the document rows, the message rows
+    (each sorted, to compare what several files give with what one gives)."""
+    results, docs, messages = [], [], []
+    for i, f in enumerate(files):
+        part, msgs = tmp_path / "out" / f"part-{i:05d}.parquet", tmp_path / "out" / f"messages-{i:05d}.parquet"
+        results.append(ingest_file(f, str(part), str(msgs), IngestParams()))
+        docs += list(iter_rows(part))
+        messages += list(iter_rows(msgs))
+    key = json.dumps
+    return results, sorted(docs, key=lambda r: key(r, default=str)), sorted(messages, key=lambda r: key(r, default=str))
+
+
+def test_a_messenger_zip_gives_the_documents_and_messages_of_its_folder(tmp_path):
+    from storage.fingerprint import hash_file
+    from tasks.ingest import resolve_inputs
+    from tasks.params import InputSpec
+    from tests.tasks.test_messenger import _download, _zip
+
+    folder = _download(tmp_path / "facebook-zoe-2024-05-01")
+    archive = _zip(folder, tmp_path / "facebook-zoe-2024-05-01.zip")
+    (folder / "your_facebook_activity" / "messages" / "autofill_information.json").unlink()  # no chat: no kind
+    assert detect_kind(archive) == "messenger"
+    [zipped] = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(archive))]))
+    assert (zipped.kind, zipped.source, zipped.sha256) == ("messenger", "messenger", hash_file(archive))
+    unzipped = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(folder))]))
+    assert sorted(Path(f.path).name for f in unzipped) == ["Jana_7.json", "message_1.json", "message_1.json"]
+    [result], docs, messages = _ingest_chats(tmp_path / "zip", [zipped])
+    _, folder_docs, folder_messages = _ingest_chats(tmp_path / "folder", unzipped)
+    assert result.info["error"] is None and len(result.info["stats"]) == 3 and len(messages) == 11
+    assert docs == folder_docs and messages == folder_messages
+    insta = _zip(_download(tmp_path / "instagram-zoe-2024-05-01", instagram=True), tmp_path / "insta.zip")
+    [f] = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(insta))]))
+    assert (f.kind, f.source) == ("messenger", "instagram")  # told by the folder inside the zip
+
+
+def test_a_discord_package_zip_gives_the_documents_and_messages_of_its_folder(tmp_path):
+    import zipfile
+
+    from tasks.ingest import resolve_inputs
+    from tasks.params import InputSpec
+    from tests.tasks.test_discord import _package
+
+    base = _package(tmp_path)
+    archive = tmp_path / "package.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(base.parent.rglob("*")):
+            z.write(f, f.relative_to(base.parent).as_posix())
+        z.writestr("README.txt", "Your data package")
+    assert detect_kind(archive) == "discord"
+    [zipped] = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(archive))]))
+    unzipped = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(base))]))  # channel.json, index.json: read with
+    assert sorted(Path(f.path).name for f in unzipped) == ["messages.csv", "messages.json"]
+    _, docs, messages = _ingest_chats(tmp_path / "zip", [zipped])
+    _, folder_docs, folder_messages = _ingest_chats(tmp_path / "folder", unzipped)
+    assert docs == folder_docs and messages == folder_messages and len(messages) == 6
+
+
+def test_a_zip_that_is_no_messenger_or_discord_download_stays_a_whatsapp_export(tmp_path):
+    import zipfile
+
+    chat, empty = tmp_path / "WhatsApp Chat - Kim.zip", tmp_path / "photos.zip"
+    with zipfile.ZipFile(chat, "w") as z:
+        z.writestr("_chat.txt", "14/03/2024, 18:02 - Sam: hi\n14/03/2024, 18:03 - Kim: hello\n")
+        z.writestr("IMG-0001.jpg", b"\xff\xd8\xff")
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("IMG-0001.jpg", b"\xff\xd8\xff")
+    assert detect_kind(chat) == detect_kind(empty) == "whatsapp"
+    f = InputFile(path=str(empty), kind="whatsapp", source="whatsapp", sha256="0" * 64)
+    [result], _, _ = _ingest_chats(tmp_path, [f])
+    assert "no chat text file (_chat.txt or *.txt) inside the archive" in result.info["error"]
+
+
+def test_discord_chat_exporter_csv_text_and_partitions_are_found(tmp_path):
+    from tasks.ingest import resolve_inputs
+    from tasks.params import InputSpec
+    from tests.tasks.test_discord import EXPORTER_CSV, GUILD, PLAIN_TEXT
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "Hiking Club - Trips - general [9100].txt").write_text(PLAIN_TEXT, encoding="utf-8")
+    (inbox / "Direct Messages - Private - Kim [5001].csv").write_text(EXPORTER_CSV, encoding="utf-8")
+    base = "Hiking Club - Trips - general [9100]"
+    (inbox / f"{base}.json").write_text(json.dumps({**GUILD, "messages": GUILD["messages"][:8]}))
+    (inbox / f"{base} [part 2].json").write_text(json.dumps({**GUILD, "messages": GUILD["messages"][8:]}))
+    (inbox / "WhatsApp Chat with Kim.txt").write_text("14/03/2024, 18:02 - Sam: hi\n14/03/2024, 18:03 - Kim: yo\n")
+    (inbox / "notes.txt").write_text("Guild: minutes of the meeting\n")
+    files = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(inbox))]))
+    assert sorted((Path(f.path).name, f.kind) for f in files) == [
+        ("Direct Messages - Private - Kim [5001].csv", "discord"), (f"{base}.json", "discord"),
+        (f"{base}.txt", "discord"), ("WhatsApp Chat with Kim.txt", "whatsapp"), ("notes.txt", "text")]
+    partitioned = next(f for f in files if f.path.endswith(".json"))
+    results, _, messages = _ingest_chats(tmp_path, [f for f in files if f.kind == "discord"])
+    assert all(r.info["error"] is None for r in results)
+    # both parts, one chat: the 11 messages of GUILD that read (test_discord's fixture)
+    read = [m for m in messages if m["source_file"] == f"{base}.json"]
+    assert len(read) == 11 and len({m["chat_id"] for m in read}) == 1
+    before = partitioned.sha256  # the shard's key covers every part
+    (inbox / f"{base} [part 2].json").write_text(json.dumps({**GUILD, "messages": GUILD["messages"][9:]}))
+    again = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(inbox))]))
+    assert next(f for f in again if f.path.endswith(".json")).sha256 != before
+
+
+def test_a_cut_messenger_file_is_ingested_with_the_cut_counted(tmp_path):
+    from tests.tasks.test_messenger import msg, thread, write
+
+    path = write(tmp_path / "inbox" / "x_1", thread([msg("Ana", i, f"message {i}") for i in range(4)], "x",
+                                                    ("Ana", "Bo")))
+    path.write_bytes(path.read_bytes()[:-300])
+    f = InputFile(path=str(path), kind="messenger", source="messenger", sha256="0" * 64)
+    [result], docs, messages = _ingest_chats(tmp_path, [f])
+    assert result.info["error"] is None and result.extra["skipped"] == {"messenger_truncated_export": 1}
+    [stats] = result.info["stats"].values()
+    assert stats["truncated"] is True and stats["truncated_at_byte"] < path.stat().st_size
+    assert len(docs) == 1 and 0 < len(messages) < 4
+    assert "#byte " in result.info["skip_examples"]["messenger_truncated_export"]

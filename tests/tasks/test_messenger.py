@@ -363,3 +363,139 @@ def test_a_chat_of_many_parts_is_read_whole_and_in_order(tmp_path):
     assert len(chat.messages) == count and chat.messages[0].text == "wiadomość numer 0 😂"
     stamps = [m.timestamp for m in chat.messages]
     assert stamps == sorted(stamps)
+
+
+# ------------------------------------------------------------------------------------------------ the download's zip
+
+
+def _download(root, instagram=False):
+    """An unzipped "Download your information" folder: a chat in two parts with a photo, a one-part chat, an e2ee
+    chat file and JSON of the export that holds no chat."""
+    activity = root / ("your_instagram_activity" if instagram else "your_facebook_activity") / "messages"
+    chat = activity / "inbox" / "radoslaw_123"
+    write(chat, thread([msg("Zoë", 10, "à demain 😂"), msg("Radosław", 9, "Dobrze")]))
+    write(chat, thread([msg("Radosław", 1, "Cześć!"), msg("Zoë", 2, "Très bien")]), "message_2.json")
+    (chat / "photos").mkdir()
+    (chat / "photos" / "1.jpg").write_bytes(b"\xff\xd8\xff\xe0" * 100)
+    old = thread([msg("Ana", 0, "old news")], "Ana", ("Ana", "Zoë"), "archived_threads/ana_9")
+    write(activity / "archived_threads" / "ana_9", old)
+    (activity / "Jana_7.json").write_text(json.dumps(E2EE), encoding="utf-8")
+    (activity / "autofill_information.json").write_text('{"media": [], "label_values": []}')
+    return root
+
+
+def _zip(folder, path):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                archive.write(file, file.relative_to(folder).as_posix())
+    return path
+
+
+def _same_chat(chat):
+    return chat.chat_id, chat.source_file, [m.as_row() for m in chat.messages], {
+        k: v for k, v in chat.stats.items() if k != "path"}
+
+
+def test_a_zip_of_the_download_reads_as_the_folder_it_unzips_to(tmp_path):
+    folder = _download(tmp_path / "facebook-zoe-2024-05-01")
+    archive = _zip(folder, tmp_path / "facebook-zoe-2024-05-01.zip")
+    from_zip, from_folder = read_messenger_export(archive), read_messenger_export(folder)
+    assert len(from_zip) == 3  # the two parts are one chat, the e2ee file a chat, other JSON passed over
+    assert sorted(map(_same_chat, from_zip)) == sorted(map(_same_chat, from_folder))
+    chat = next(c for c in from_zip if c.stats["chat_name"] == "Radosław")
+    assert rows(chat) == [("Radosław", "text", "Cześć!"), ("Zoë", "text", "Très bien"),
+                          ("Radosław", "text", "Dobrze"), ("Zoë", "text", "à demain 😂")]
+    assert chat.path.startswith(str(archive)) and chat.stats["parts"] == ["message_1.json", "message_2.json"]
+    assert {c.stats["source"] for c in from_zip} == {"messenger"}
+    insta = _zip(_download(tmp_path / "x", instagram=True), tmp_path / "x.zip")  # told by the folder inside
+    assert {c.stats["source"] for c in read_messenger_export(insta)} == {"instagram"}
+
+
+def test_a_zip_member_that_is_too_large_or_inflates_too_much_is_refused(tmp_path, monkeypatch):
+    import tasks.chat_records as chat_records
+
+    folder = tmp_path / "dl"
+    big = thread([msg("Ana", 0, "hi" + " " * 300_000)], "x", ("Ana", "Bo"))  # 300 kB of spaces: ~1000 times
+    write(folder / "messages" / "inbox" / "x_1", big)
+    archive = _zip(folder, tmp_path / "dl.zip")
+    monkeypatch.setattr(chat_records, "RATIO_CHECK_BYTES", 100_000)
+    with pytest.raises(InputFileError) as err:
+        read_messenger_export(archive)
+    text = str(err.value)
+    assert "dl.zip: member 'messages/inbox/x_1/message_1.json' inflates more than 200 times" in text
+    assert "zip bomb" in text and "\n" not in text
+    monkeypatch.setattr(chat_records, "MAX_MEMBER_BYTES", 1000)
+    with pytest.raises(InputFileError, match=r"dl\.zip: member 'messages/inbox/x_1/message_1\.json' declares \d+ "
+                                             r"bytes, more than the 0 MiB"):
+        read_messenger_export(archive)
+
+
+def test_a_zip_without_a_message_file_is_an_error_naming_it(tmp_path):
+    import zipfile
+
+    path = tmp_path / "other.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("notes/autofill_information.json", '{"media": []}')
+    with pytest.raises(InputFileError, match=r"other\.zip: no Messenger or Instagram message file .* in the archive"):
+        read_messenger_export(path)
+
+
+# ------------------------------------------------------------------------------------------------ cut short
+
+
+def test_a_cut_message_file_keeps_its_complete_messages_and_counts_the_cut(tmp_path):
+    folder = tmp_path / "inbox" / "x_1"
+    path = write(folder, thread([msg("Ana" if i % 2 else "Bo", i, f"wiadomość {i} 😂") for i in range(6)], "x",
+                                ("Ana", "Bo")))
+    whole = path.read_bytes()
+    cut_at = whole.index(b'"wiadomo\\u00c5\\u009b\\u00c4\\u0087 1') + 30  # inside message 1 (newest first)
+    path.write_bytes(whole[:cut_at])
+    skips = SkipCounter()
+    [chat] = read_messenger_export(path, skips)
+    # messages 5 … 2 were written before the cut; 1 is cut (not kept in part), 0 was never written
+    assert rows(chat) == [("Bo", "text", "wiadomość 2 😂"), ("Ana", "text", "wiadomość 3 😂"),
+                          ("Bo", "text", "wiadomość 4 😂"), ("Ana", "text", "wiadomość 5 😂")]
+    offset = chat.stats["truncated_at_byte"]
+    assert chat.stats["truncated"] is True and chat.stats["truncated_parts"] == ["message_1.json"]
+    assert whole[offset:].startswith(b'{"sender_name": "Ana", "timestamp_ms": ' + str(T0 + MIN).encode())
+    assert chat.stats["skipped"] == {"messenger_truncated_export": 1} and skips.total == 1
+    assert skips.examples["messenger_truncated_export"].startswith(f"{path}#byte {offset}: the file ends early")
+    assert chat.stats["participants"] == ["Ana", "Bo"]  # written before the messages: kept
+    assert chat.stats["chat_name"] is None  # the title comes after them: lost with the cut (no other part)
+
+
+def test_a_cut_first_part_takes_the_chat_title_from_its_other_parts(tmp_path):
+    folder = tmp_path / "inbox" / "x_1"
+    first = write(folder, thread([msg("Ana", 9, "newest"), msg("Bo", 8, "newer")], "x", ("Ana", "Bo")))
+    write(folder, thread([msg("Ana", 1, "oldest")], "x", ("Ana", "Bo")), "message_2.json")
+    whole = first.read_bytes()
+    first.write_bytes(whole[:whole.index(b"newer") - 40])  # cut inside the older message of message_1
+    [chat] = read_messenger_export(first)
+    assert rows(chat) == [("Ana", "text", "oldest"), ("Ana", "text", "newest")]
+    assert chat.stats["chat_name"] == "x" and chat.stats["source_chat_id"] == "inbox/radoslaw_123"
+    assert chat.stats["skipped"] == {"messenger_truncated_export": 1} and chat.stats["truncated_parts"] == [
+        "message_1.json"]
+
+
+def test_an_e2ee_file_cut_inside_a_character_is_read_without_it(tmp_path):
+    path = tmp_path / "Jana_7.json"
+    data = json.dumps(E2EE, ensure_ascii=False).encode()
+    cut = data.rindex("á".encode(), 0, data.index(b"to je on")) + 1  # between the two bytes of the sender's "á"
+    path.write_bytes(data[:cut])
+    [chat] = read_messenger_export(path)
+    assert [m.kind for m in chat.messages] == ["text", "media", "deleted"] and chat.stats["truncated"] is True
+
+
+@pytest.mark.parametrize("content", [
+    '{"participants": [{"name": "A"}], "messages": [{"sender_name": "A", "timestamp_ms": 1, "content": "x"}, ]]}',
+    '{"participants": [{"name": "A"}], "messages": [{"sender_name": "A", "timestamp_ms": 1} {"sender_name":',
+])
+def test_a_syntax_error_before_the_end_is_still_refused(tmp_path, content):
+    path = tmp_path / "message_1.json"
+    path.write_text(content)
+    with pytest.raises(InputFileError, match="not valid JSON") as err:
+        read_messenger_export(path)
+    assert "ends early" not in str(err.value)

@@ -19,12 +19,18 @@ from its 14-digit Archive-date, with the same skips.
 A record that cannot be used (a revisit, a non-HTML or empty page, a non-2xx status, a broken HTTP body, a bad
 target URI…) is skipped and counted with its file and byte offset; a stretch of the file that breaks the framing
 is counted too (`warc_read_error`; in an ARC file `arc_read_error`: garbage between records, a garbled header
-line, an Archive-length that is off, a corrupt gzip member), and reading goes on at the next record found after
-it; a file that holds no record besides `warcinfo` (or an ARC file's version block) is counted (`no_records`). A
-record cut short (by the end of the file, inside a gzip member or not, or by a Content-Length that runs into the
-next record) keeps the text it holds, with `truncated: true` in its meta, counted as `truncated_record_kept`;
-when nothing usable is left it is counted as `truncated_gzip` (the file ends inside its gzip member) or
-`truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it.
+line, a corrupt gzip member), and reading goes on at the next record found after it (after garbage in an ARC file,
+a header line whose URL holds spaces is found by its well-formed right end); a file that holds no record besides
+`warcinfo` (or an ARC file's version block) is counted (`no_records`). Damage inside a gzip stream costs the
+record it falls in and what follows it in that stream, not the records before it, even in a small file gzipped
+whole, which FastWARC would lose whole; zlib finds some damage only at the stream's end, by its checksum, so what
+was read before is kept as read. An ARC record whose Archive-length is off is read to where the next record starts
+(the page whole) and counted as `arc_read_error`. A record cut short (by the end of the file, inside a gzip member
+or not, or by a Content-Length that runs into the next record) keeps the text it holds, with `truncated: true` in
+its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as `truncated_gzip` (the
+file ends inside its gzip member; also when it ends inside its gzip stream between two records) or
+`truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it, as does one
+whose gzip stream breaks before its first whole record (naming the offset).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import logging
 import re
 import unicodedata
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -49,6 +55,7 @@ from fastwarc.stream_io import BrotliReader, ZstdReader
 from fastwarc.warc import ArchiveIterator, WarcRecord, WarcRecordType
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.encoding import detect_encoding, detect_mime, map_encoding_to_html5
+from resiliparse.parse.html import HTMLTree
 
 from tasks.records import Document, InputFileError, SkipCounter, stable_id
 
@@ -74,12 +81,13 @@ _VERSION_LINE = rb"WARC/(?:1\.[01]|0\.1[0-9])\r?\n"
 @dataclass(frozen=True)
 class _Located:
     """A WARC record (or the one an ARC record stands for) with where it starts, for skip messages ("file:offset";
-    "file:member+inflated-offset" for the later records of an ARC file gzipped whole)."""
+    "file:member+inflated-offset" for the later records of a file gzipped whole, WARC or ARC)."""
 
     record: WarcRecord
     offset: int
     where: str
     cut_short: bool = False  # the file ends inside this record's gzip member
+    stream: _InflatedGzip | None = None  # the gzip stream it is read from, when we inflate it (a file gzipped whole)
 
 
 def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
@@ -96,8 +104,10 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
         head = _first_bytes(fh)
         if _is_arc(head):
             return "warc"  # ARC records are web pages with their HTTP headers: read as WARC
+        stream = _InflatedGzip(fh, 0) if _gzip_holds_many_records(fh, 0) else fh
+        fh.seek(0)
         try:
-            for record in ArchiveIterator(fh, parse_http=False, quirks_mode=_bare_lf(head)):
+            for record in ArchiveIterator(stream, parse_http=False, quirks_mode=_bare_lf(head)):
                 if record.record_type == WarcRecordType.warcinfo:
                     warcinfo = True
                 else:
@@ -252,7 +262,8 @@ _HEAD_BYTES = 1 << 10
 
 
 def _first_bytes(fh: BinaryIO) -> bytes:
-    """The file's first bytes, inflated when it is gzipped; the file is left at its start."""
+    """The file's first bytes, inflated when it is gzipped (up to where the gzip stream breaks, when it does); the
+    file is left at its start."""
     fh.seek(0)
     head = fh.read(1 << 12)
     fh.seek(0)
@@ -260,8 +271,20 @@ def _first_bytes(fh: BinaryIO) -> bytes:
         try:
             return zlib.decompressobj(31).decompress(head, _HEAD_BYTES)
         except zlib.error:
-            return b""
+            return _inflate_until_broken(zlib.decompressobj(31), head)[0][:_HEAD_BYTES]
     return head[:_HEAD_BYTES]
+
+
+def _inflate_until_broken(inflater: zlib._Decompress, data: bytes) -> tuple[bytes, int]:
+    """What `data` inflates to before the byte where zlib finds it broken, and how many bytes of it come before that
+    byte. Fed a byte at a time, since a failing call gives none of its output; used only once zlib has failed."""
+    out = []
+    for i in range(len(data)):
+        try:
+            out.append(inflater.decompress(data[i : i + 1]))
+        except zlib.error:
+            return b"".join(out), i
+    return b"".join(out), len(data)
 
 
 def _bare_lf(head: bytes) -> bool:
@@ -279,45 +302,81 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     past the next records) is counted as one skip, and reading goes on at the next record start found after
     it: the next gzip member that holds a WARC record (gzip per record, as Common Crawl writes them), or the
     next "WARC/1.x" line (uncompressed files). Failing on the very first record means the file is not WARC.
+    A gzip stream that holds many records (a file gzipped whole) is inflated by `_InflatedGzip`, which stops where
+    the stream breaks: the records before the damage are read whole, the one it falls in is lost, and the damage is
+    counted (`warc_read_error`) with its offset in the file.
     Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks.
     An ARC file is read by `_iter_arc_records`, record by record, as the WARC records they stand for.
     """
     with _open(path) as fh:
         head = _first_bytes(fh)
-        if head == b"":
-            raise InputFileError(f"{path}: the file is empty, expected WARC records")
         gzipped = fh.read(2) == b"\x1f\x8b"
+        if head == b"" and not gzipped:
+            raise InputFileError(f"{path}: the file is empty, expected WARC records")
         if _is_arc(head):
             yield from _iter_arc_records(fh, path, skips, gzipped)
             return
         quirks = _bare_lf(head)
         truncated_at = _truncated_last_member(fh) if gzipped else None
-        start, count = 0, 0
+        start, count, unreadable = 0, 0, ""  # why the first record could not be read, if it could not
         while start is not None:
+            first_round = start == 0
+            stream = _InflatedGzip(fh, start) if gzipped and _gzip_holds_many_records(fh, start) else None
             fh.seek(start)
-            records = iter(ArchiveIterator(fh, parse_http=False, quirks_mode=quirks))
-            last_offset, read_any, cut_short = start, False, ""
-            broken = ""
+            records = iter(ArchiveIterator(stream or fh, parse_http=False, quirks_mode=quirks))
+            last_offset, last_where, read_any, cut_short = start, f"{path}:{start}", False, ""
+            broken, lost, ends_inside = "", "", False
             while True:
                 try:
                     record = next(records)
                 except StopIteration:
                     break
                 except (OSError, ValueError) as e:
+                    if stream is not None and stream.stopped:
+                        break  # FastWARC read what came before the damage or the cut: counted below
                     if count == 0:
                         raise InputFileError(f"{path}: not a WARC file or unreadable from the start ({e})") from e
                     broken = str(e)
                     break
-                count += 1
-                read_any, last_offset = True, record.stream_pos
-                cut = last_offset == truncated_at  # its reader keeps what it can, or counts `truncated_gzip`
+                offset, where = _record_place(record, path, stream)
+                cut = offset == truncated_at  # its reader keeps what it can, or counts `truncated_gzip`
+                if stream is not None and stream.cuts(record):
+                    if stream.damage:
+                        lost = where
+                        break  # what it holds may be garbage: inflating detects damage only some bytes after it
+                    cut = True
+                    if record.headers.get("WARC-Type") is None:  # cut before it says what it is: no reader counts it
+                        skips.skip("truncated_gzip", where, _CUT_SHORT)
+                        break
                 if cut:
                     truncated_at = None
-                yield _Located(record, last_offset, f"{path}:{last_offset}", cut)
+                count += 1
+                read_any, last_offset, last_where, counted = True, offset, where, skips.total
+                yield _Located(record, offset, where, cut, stream)
                 while record.reader.read(_DRAIN_CHUNK):  # what the reader left, so its length can be checked
                     pass
                 length, consumed = record.content_length, record.reader.tell()
                 cut_short = f"record cut short ({consumed} of {length} bytes)" if consumed < length else ""
+                ends_inside = cut or bool(cut_short and stream is not None and stream.stopped and not stream.damage)
+                if ends_inside and skips.total == counted:  # a record no reader counts (warcinfo, metadata…)
+                    skips.skip("truncated_gzip", where, _CUT_SHORT)
+            if stream is not None and stream.stopped:
+                truncated_at = None  # the stream says where the file ends inside a member
+                if not stream.damage:
+                    unreadable = unreadable or f"{path}:{stream.stopped_at}: the file ends inside its gzip stream"
+                    if count and not ends_inside:  # no record is cut: the file ends between two of them
+                        skips.skip("truncated_gzip", f"{path}:{stream.stopped_at}", _ENDS_BETWEEN_RECORDS)
+                    break
+                if cut_short:  # its reader gave what came before the damage and dropped it (`_read_payload`)
+                    lost = last_where
+                unreadable = unreadable or f"{path}:{stream.stopped_at}: the gzip stream is corrupt ({stream.damage})"
+                start = _next_record_start(fh, stream.stopped_at, gzipped)
+                resumed = f"reading resumes at offset {start}" if start is not None else "nothing readable after it"
+                lost = f"; the rest of its gzip member is lost, from the record at {lost} on" if lost else ""
+                if read_any or first_round:  # else the member the round before broke on, already counted
+                    skips.skip("warc_read_error", f"{path}:{stream.stopped_at}",
+                               f"the gzip stream does not inflate from here ({stream.damage}){lost}; {resumed}")
+                continue
             if not broken and not cut_short:
                 break  # the end of the file, at a record boundary
             # Resume after the start of the last record read (or after `start` when nothing could be read from
@@ -327,17 +386,29 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
             if not broken:
                 # the record itself is counted by its reader (truncated_record…); the records it hid are not lost
                 if start is not None:
-                    log.info("%s:%d: %s; %s", path, last_offset, cut_short, resumed)
+                    log.info("%s: %s; %s", last_where, cut_short, resumed)
                 continue
             if read_any:  # else the same broken stretch as the round before, already counted
-                skips.skip("warc_read_error", f"{path}:{last_offset}", f"after this record: {broken}; {resumed}")
+                skips.skip("warc_read_error", last_where, f"after this record: {broken}; {resumed}")
+        if count == 0 and unreadable:
+            raise InputFileError(f"{unreadable}, before its first whole record")
         if count == 0:
             raise InputFileError(f"{path}: no WARC record found")
         if truncated_at is not None:  # so damaged that no record could be read from it
             skips.skip("truncated_gzip", f"{path}:{truncated_at}", _CUT_SHORT)
 
 
+def _record_place(record: WarcRecord, path: Path, stream: _InflatedGzip | None) -> tuple[int, str]:
+    """A record's offset, and where it is for skip messages: its offset in the file, or, in a gzip stream we
+    inflate, the offset of the gzip member it starts in ("file:member", "file:member+offset-inflated-in-it")."""
+    if stream is None:
+        return record.stream_pos, f"{path}:{record.stream_pos}"
+    member, inside = stream.member_of(record.stream_pos)
+    return member, f"{path}:{member}+{inside}" if inside else f"{path}:{member}"
+
+
 _CUT_SHORT = "the file ends inside this record's gzip member (an interrupted download?)"
+_ENDS_BETWEEN_RECORDS = "the file ends inside its gzip stream, after the last whole record (an interrupted download?)"
 # The tail of a gzipped file searched for its last member: one record's member (Common Crawl caps a page at 1 MiB)
 # fits in it; a file gzipped whole has no member start there, and is read as before.
 _TAIL_CHECK = 8 << 20
@@ -376,6 +447,124 @@ def _inflate_member(data: memoryview) -> tuple[bytes, int, bool]:
     return first[:16], records, inflater.eof
 
 
+# The first record of a file gzipped whole is found within this much of its inflated start (a `warcinfo`, or a page)
+_WHOLE_CHECK = 8 << 20
+
+
+def _gzip_holds_many_records(fh: BinaryIO, start: int) -> bool:
+    """Whether the gzip member at `start` holds more than one WARC record (a file gzipped whole), or breaks before
+    its first record ends: such a stream is inflated by `_InflatedGzip`. A member per record (gzip per record, as
+    Common Crawl writes them) is left to FastWARC, which reads it faster; so is a member whose first record runs
+    past `_WHOLE_CHECK` bytes, or one that holds no WARC record at all (FastWARC says what it is not)."""
+    fh.seek(start)
+    if fh.read(3) != _GZIP_MAGIC:
+        return False
+    fh.seek(start)
+    inflater, records, carry, seen = zlib.decompressobj(31), 0, b"", 0
+    while not inflater.eof and seen < _WHOLE_CHECK:
+        data = inflater.unconsumed_tail or fh.read(_INFLATE_INPUT)
+        if not data:
+            return records > 0 or seen == 0  # the file ends inside the member: the stream says where
+        try:
+            chunk = inflater.decompress(data, _INFLATE_CHUNK)
+        except zlib.error:
+            return True
+        window = carry + chunk
+        records += sum(1 for m in _VERSION_ANYWHERE.finditer(window) if m.end() > len(carry))  # none twice
+        if records > 1:
+            return True
+        carry, seen = window[-12:], seen + len(chunk)
+    return False
+
+
+class _InflatedGzip:
+    """A gzip file from `start` on (one stream, or members one after another), inflated as FastWARC reads it.
+
+    FastWARC fails the whole read buffer in which it meets damage in a gzip stream: in a file gzipped whole, that
+    loses the records inflated before it, the whole file when it is small. This stream hands out what inflates up to
+    the damage, to the last byte, and then ends: `damage` says why and `stopped_at` where in the file (the same
+    where the file ends inside a member, `damage` empty). It keeps where each member starts, for the offsets of the
+    records, and reads zero bytes between members as padding, as gzip does."""
+
+    def __init__(self, fh: BinaryIO, start: int) -> None:
+        self.fh, self.next_in = fh, start
+        self.inflater, self.fed = zlib.decompressobj(31), False
+        self.pending = b""  # read from the file, not yet inflated
+        self.ready, self.ready_at = b"", 0  # inflated, handed out up to `ready_at`
+        self.produced = self.out = 0  # bytes inflated; bytes handed out (the `stream_pos` of FastWARC's records)
+        self.members: deque[tuple[int, int]] = deque()  # (file offset, inflated offset) where members start
+        self.damage = ""
+        self.stopped_at: int | None = None
+        self.ended = False
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the stream ended before the end of the file's gzip data (damage, or a member the file cuts)."""
+        return self.stopped_at is not None
+
+    def tell(self) -> int:
+        return self.out
+
+    def read(self, n: int = -1) -> bytes:
+        while self.ready_at == len(self.ready) and not self.ended:
+            self.ready, self.ready_at = self._inflate(), 0
+        end = len(self.ready) if n is None or n < 0 else min(len(self.ready), self.ready_at + n)
+        out = self.ready[self.ready_at : end]
+        self.ready_at, self.out = end, self.out + len(out)
+        return out
+
+    def member_of(self, pos: int) -> tuple[int, int]:
+        """The file offset of the member that inflated offset `pos` is in, and `pos`'s offset inside it; asked in
+        order, so the members before it are forgotten."""
+        while len(self.members) > 1 and self.members[1][1] <= pos:
+            self.members.popleft()
+        offset, inflated = self.members[0] if self.members else (self.next_in, 0)
+        return offset, pos - inflated
+
+    def cuts(self, record: WarcRecord) -> bool:
+        """Whether the stream has already stopped inside this record: its headers and block cannot all be in what
+        was inflated (headers cut before their Content-Length have none)."""
+        if not self.stopped:
+            return False
+        if record.headers.get("Content-Length") is None:
+            return True
+        headers = len(record.headers.status_line) + 2 + sum(len(k) + len(v) + 2 for k, v in record.headers.astuples())
+        return record.stream_pos + headers + record.content_length > self.produced
+
+    def _inflate(self) -> bytes:
+        if not self.pending:
+            self.fh.seek(self.next_in)
+            self.pending = self.fh.read(_INFLATE_INPUT)
+            self.next_in += len(self.pending)
+            if not self.pending:
+                self.ended = True
+                if self.fed:  # the file ends inside a member
+                    self.stopped_at = self.next_in
+                return b""
+        if not self.fed:
+            self.pending = self.pending.lstrip(b"\x00")  # padding between members, or after the last
+            if not self.pending:
+                return b""
+            self.members.append((self.next_in - len(self.pending), self.produced))
+            self.fed = True
+        before = self.inflater.copy()
+        try:
+            out = self.inflater.decompress(self.pending, _INFLATE_CHUNK)
+        except zlib.error as e:
+            out, good = _inflate_until_broken(before, self.pending)
+            self.damage, self.stopped_at = str(e), self.next_in - len(self.pending) + good
+            self.ended, self.pending = True, b""
+        else:
+            if self.inflater.eof:
+                self.pending = self.inflater.unused_data
+                self.inflater, self.fed = zlib.decompressobj(31), False
+            else:
+                self.pending = self.inflater.unconsumed_tail
+        self.produced += len(out)
+        return out
+
+
+_INFLATE_INPUT = 1 << 16
 _DRAIN_CHUNK = 1 << 16
 _SCAN_CHUNK = 1 << 20
 
@@ -425,11 +614,18 @@ def _gzip_holds_warc(fh: BinaryIO, offset: int) -> bool:
 # an HTTP response is a `response`, the version block a `warcinfo`, and any other (a `dns:` lookup, a page stored
 # without its HTTP headers) a `resource` with the ARC Content-type, which is only read when it is HTML.
 
-# The header line as found where a record may start (after a framing error): known schemes, so that bytes before
-# a record that runs straight into it are not read as part of its URL.
-_ARC_HEADER_LINE = re.compile(
-    rb"(?:https?|ftp|dns|filedesc|gopher|news|mailto|rtsp|mms|whois|wais|telnet):\S{1,8192} \S{1,64} \d{8,17} \S{1,256}"
-    rb"(?: \S{1,8192}){0,6} \d{1,18}\r?\n",
+# A header line is found (after a framing error) by its right end, whose fields are well-formed: ` IP-address
+# Archive-date Content-type [Result-code Checksum Location Offset Filename] Archive-length`; its URL, which may hold
+# spaces, is what comes before, from a known scheme on (after a byte no URL holds: a record cut short runs
+# straight into the next one).
+_ARC_IP = rb"(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}|-)"
+_ARC_HEADER_TAIL = re.compile(
+    rb" " + _ARC_IP + rb" \d{8,17} (?:[\w.+-]{1,64}/\S{1,256}|no-type|unk|unknown|-)"
+    rb"(?: (?:\d{3}|-) \S{1,256} \S{1,8192} (?:\d{1,18}|-) \S{1,1024})? \d{1,18}\r?\n"
+)
+_ARC_URL_BEFORE_TAIL = re.compile(
+    rb"(?:https?|ftp|dns|filedesc|gopher|news|mailto|rtsp|mms|whois|wais|telnet):[^\s<>\"\x00-\x1f\x7f]"
+    rb"[^<>\"\x00-\x1f\x7f]*\Z",
     re.IGNORECASE,
 )
 _ARC_URL = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*:")
@@ -444,7 +640,19 @@ _ARC_CHUNK = 1 << 16
 
 def _is_arc(head: bytes) -> bool:
     """Whether the file's first bytes (inflated) are an ARC file's: its version block, or a record header line."""
-    return head.startswith(_ARC_FILEDESC) or _ARC_HEADER_LINE.match(head) is not None
+    first_line = head[: head.find(b"\n") + 1]
+    return head.startswith(_ARC_FILEDESC) or (first_line != b"" and _find_arc_header(first_line) == 0)
+
+
+def _find_arc_header(buf: bytes | bytearray, pos: int = 0) -> int | None:
+    """Where the first ARC header line at or after `pos` starts (see `_ARC_HEADER_TAIL`), or None."""
+    for tail in _ARC_HEADER_TAIL.finditer(buf, pos):
+        lowest = max(pos, tail.start() - _ARC_LINE_MAX)
+        line_start = buf.rfind(b"\n", lowest, tail.start()) + 1 or lowest
+        url = _ARC_URL_BEFORE_TAIL.search(buf, line_start, tail.start())
+        if url is not None:
+            return url.start()
+    return None
 
 
 @dataclass
@@ -456,20 +664,21 @@ class _ArcHeader:
 
 
 def _arc_header(line: bytes, fields: int) -> _ArcHeader | None:
-    """The fields of an ARC record's header line, or None when it is not one. The number of fields says v1 or v2;
-    a URL with spaces in it (some crawlers wrote them unescaped) gives more, which are put back into the URL."""
+    """The fields of an ARC record's header line, or None when it is not one. They are read from the right, in the
+    layout of `fields` fields (the version block's) first, then v1's and v2's: what is left on the left is the URL,
+    which some crawlers wrote with spaces in it (put back as %20)."""
     if not line.endswith(b"\n"):
         return None
     parts = line.split()
-    if len(parts) not in (_ARC_V1_FIELDS, _ARC_V2_FIELDS):
-        if len(parts) < fields:
-            return None
-        url_parts = len(parts) - fields + 1
-        parts = [b"%20".join(parts[:url_parts]), *parts[url_parts:]]
-    url, date, content_type, length = parts[0], parts[2], parts[3], parts[-1]
-    if not (length.isdigit() and date.isdigit() and _ARC_URL.match(url)):
-        return None
-    return _ArcHeader(url, date, content_type, int(length))
+    for n in dict.fromkeys((fields, _ARC_V1_FIELDS, _ARC_V2_FIELDS)):
+        if len(parts) < n:
+            continue
+        url = b"%20".join(parts[: len(parts) - n + 1])
+        ip, date, content_type, length = parts[1 - n], parts[2 - n], parts[3 - n], parts[-1]
+        if (length.isdigit() and date.isdigit() and 8 <= len(date) <= 17 and _ARC_URL.match(url)
+                and re.fullmatch(_ARC_IP, ip)):
+            return _ArcHeader(url, date, content_type, int(length))
+    return None
 
 
 def _arc_fields(version_block: bytes, fields: int) -> int:
@@ -527,6 +736,7 @@ class _ArcStream:
         self.buf, self.consumed = bytearray(), 0
         self.member_end: int | None = None  # gzip: the offset right after the member, once inflated to its end
         self.error = ""  # gzip: why the member could not be inflated further
+        self.error_at = 0  # gzip: where in the file it breaks
         self.file_ended = False  # the file ended (inside the member, when gzipped)
 
     def _fill(self) -> bool:
@@ -545,11 +755,14 @@ class _ArcStream:
             if self.inflater is None:
                 self.buf += data
                 return True
+        before = self.inflater.copy()
         try:
             self.buf += self.inflater.decompress(data, _ARC_CHUNK)
-        except zlib.error as e:
-            self.error = str(e)
-            return False
+        except zlib.error as e:  # what inflates before the damage is read (a file gzipped whole may hold many records)
+            out, good = _inflate_until_broken(before, data)
+            self.buf += out
+            self.error, self.error_at = str(e), self.next_in - len(data) + good
+            return bool(out)
         if self.inflater.eof:
             self.member_end = self.next_in - len(self.inflater.unused_data)
         return True
@@ -591,10 +804,41 @@ class _ArcStream:
     def readline(self, limit: int) -> bytes:
         return self._take(len(self.peekline(limit)))
 
-    def skip_newlines(self) -> None:
-        """The newline that ends a record, and any blank lines some writers add."""
+    def read_to_next_header(self, limit: int) -> bytes | None:
+        """The bytes up to the next ARC header line, or to the end of the stream; None, nothing read, when neither
+        comes within `limit` bytes."""
+        searched = 0
+        while True:
+            at = _find_arc_header(self.buf, searched)
+            if at is not None:
+                return self._take(at) if at <= limit else None
+            if len(self.buf) > limit + _ARC_LINE_MAX:
+                return None
+            searched = max(0, len(self.buf) - _ARC_LINE_MAX)  # a line the buffer's end cuts is searched again
+            if not self._fill():
+                return self._take(len(self.buf)) if len(self.buf) <= limit else None
+
+    def skip_newlines(self) -> bytes:
+        """The newline that ends a record, and any blank lines some writers add: skipped, and returned."""
+        skipped = b""
         while (head := self.peek(1)) and head in b"\r\n":
-            self._take(1)
+            skipped += self._take(1)
+        return skipped
+
+    def skip_to_next_header(self) -> bool:
+        """Skip to the next ARC header line; False, at the end of the stream, when there is none."""
+        while (at := _find_arc_header(self.buf)) is None:
+            self._take(max(0, len(self.buf) - _ARC_LINE_MAX))  # a line the buffer's end cuts is searched again
+            if not self._fill():
+                self._take(len(self.buf))
+                return False
+        self._take(at)
+        return True
+
+    def unread(self, data: bytes) -> None:
+        """Hand bytes read back, to be read again."""
+        self.buf[:0] = data
+        self.consumed -= len(data)
 
     def drain(self) -> None:
         """Inflate the member to its end (or to the first error), so that where it ends is known."""
@@ -614,12 +858,12 @@ class _ArcBreak:
 def _iter_arc_records(fh: BinaryIO, path: Path, skips: SkipCounter, gzipped: bool) -> Iterator[_Located]:
     """Every record of an ARC file, plain or gzipped (a member per record, or the whole file), as the WARC record it
     stands for. A stretch that breaks the ARC framing (a garbled header line, a member that is not gzip or will not
-    inflate, an Archive-length too short, garbage between records) is counted as one `arc_read_error` with its
-    offset, and reading goes on at the next record found: the next gzip member that inflates to an ARC header line,
-    or (plain files) the next header line after the header line of the last record read, since an Archive-length
-    too long swallows the start of the record after it (not inside that header line: an archived URL may hold
-    another, as the Wayback Machine's do)."""
-    state = {"fields": _ARC_V1_FIELDS, "count": 0}
+    inflate, garbage between records) is counted as one `arc_read_error` with its offset, and reading goes on at the
+    next record found: the next header line in the same gzip stream (a file gzipped whole) or the next gzip member
+    that inflates to one, or (plain files) the next header line after the header line of the last record read (not
+    inside that header line: an archived URL may hold another, as the Wayback Machine's do). An Archive-length that
+    is off is counted too, and its record read to where the next one starts (`_arc_fit_block`)."""
+    state = {"fields": _ARC_V1_FIELDS, "count": 0, "cut": False}  # `cut`: a record the end of the file cuts
     size = fh.seek(0, io.SEEK_END)
     pos: int | None = 0
     while pos is not None and pos < size:
@@ -645,7 +889,8 @@ def _iter_arc_records(fh: BinaryIO, path: Path, skips: SkipCounter, gzipped: boo
         if stream.error:  # a corrupt member: what follows it is found by its gzip header
             resume = _next_arc_start(fh, pos + 1, gzipped)
             why = f"{broken.why}; " if broken is not None else ""
-            _arc_broken(skips, f"{path}:{pos}", f"{why}the gzip member does not inflate ({stream.error})", resume)
+            _arc_broken(skips, f"{path}:{pos}",
+                        f"{why}the gzip member does not inflate from offset {stream.error_at} ({stream.error})", resume)
             pos = resume
         elif broken is not None:
             where = f"{path}:{pos}" if broken.at == 0 else f"{path}:{pos}+{broken.at}"
@@ -653,12 +898,14 @@ def _iter_arc_records(fh: BinaryIO, path: Path, skips: SkipCounter, gzipped: boo
             _arc_broken(skips, where, f"{broken.why} (inside the gzip member)", resume)
             pos = resume
         else:
-            pos = stream.member_end  # None: the file ended inside the member, which its reader has counted
+            pos = stream.member_end  # None: the file ended inside the member, which its reader has counted…
+            if pos is None and not state["cut"]:  # …unless no record is cut: the file ends between two of them
+                skips.skip("truncated_gzip", f"{path}:{size}", _ENDS_BETWEEN_RECORDS)
     if state["count"] == 0:
         raise InputFileError(f"{path}: no ARC record found")
 
 
-def _arc_broken(skips: SkipCounter, where: str, why: str, resume: int | None) -> None:
+def _arc_broken(skips: SkipCounter, where: str, why: str, resume: int | str | None) -> None:
     resumed = f"reading resumes at offset {resume}" if resume is not None else "nothing readable after it"
     skips.skip("arc_read_error", where, f"{why}; {resumed}")
 
@@ -682,9 +929,14 @@ def _arc_records(
             if stream.file_ended and not line.endswith(b"\n") and len(line) < _ARC_LINE_MAX:
                 reason = "truncated_gzip" if gzipped else "truncated_record"
                 state["count"] += 1
+                state["cut"] = True
                 skips.skip(reason, where, "the file ends inside this record's ARC header line")
                 return None
-            return _ArcBreak(stream.start + at if not gzipped else at, f"no ARC record header here: {line[:80]!r}")
+            why = f"no ARC record header here: {line[:80]!r}"
+            if gzipped and stream.skip_to_next_header():  # a file gzipped whole goes on after the garbage
+                _arc_broken(skips, where, f"{why} (inside the gzip member)", f"{stream.start}+{stream.consumed}")
+                continue
+            return _ArcBreak(stream.start + at if not gzipped else at, why)
         header_end[0] = stream.start + stream.consumed
         kept = min(header.length, _ARC_MAX_BLOCK)
         block = stream.read(kept)
@@ -693,45 +945,61 @@ def _arc_records(
         short = len(block) < kept
         if short and stream.error:  # what a corrupt member inflated to is not trusted: counted with the member
             return None
-        broken = None
-        if short and not gzipped:  # the end of the file, or an Archive-length that swallowed the records after it
-            block, header.length, note = _arc_cut_at_next_record(stream.fh, header_end[0], block, header.length)
+        gap = b"" if short else stream.skip_newlines()
+        if short or not _arc_record_follows(stream, state["fields"]):
+            block, note = _arc_fit_block(stream, block, gap, header.length)
+            if len(block) > kept and stream.error:  # read on into the damage: not trusted either
+                return None
             if note:
-                short, broken = False, _ArcBreak(offset, f"the record at {where} is cut where the next one starts{note}")
-        elif not short and not _arc_record_follows(stream, state["fields"]):
+                skips.skip("arc_read_error", where, f"its Archive-length ({header.length}) {note}")
+                header.length, short = len(block), False
+        broken = None
+        if not short and not _arc_record_follows(stream, state["fields"]):
             after = stream.start + stream.consumed if not gzipped else stream.consumed
             broken = _ArcBreak(after, f"no ARC record header after the record at {where}: {stream.peekline(80)!r}")
-            if not gzipped:
-                block, header.length, note = _arc_cut_at_next_record(stream.fh, header_end[0], block, header.length)
-                broken.why += note
         if header.url.lower().startswith(_ARC_FILEDESC):
             state["fields"] = _arc_fields(block, state["fields"])
         state["count"] += 1
-        yield _Located(_arc_as_warc(header, block), offset, where, cut_short=short and gzipped and stream.file_ended)
+        state["cut"] = short and gzipped and stream.file_ended
+        yield _Located(_arc_as_warc(header, block), offset, where, cut_short=state["cut"])
+        if broken is not None and gzipped and stream.skip_to_next_header():
+            where = f"{path}:{stream.start}+{broken.at}"
+            _arc_broken(skips, where, f"{broken.why} (inside the gzip member)", f"{stream.start}+{stream.consumed}")
+            continue
         if short or broken is not None:
             return broken  # the stream ended inside the record, or what follows it is no record
 
 
+def _arc_fit_block(stream: _ArcStream, block: bytes, gap: bytes, length: int) -> tuple[bytes, str]:
+    """A block that no record header follows (or that the end of the stream cuts), fitted to where its record ends
+    when its Archive-length is off, with a note saying how; else as it is.
+
+    Too long: a header line starts inside the block (or in the line its end cuts), so the block is cut there and the
+    rest handed back to the stream. Too short: no newline ends the block, which was read whole, so the bytes up to the
+    next header line (or the end of the stream) are the rest of it; a wrong length is more likely there than garbage
+    glued to a record's end without its newline. `gap` holds the newlines read after the block."""
+    inner = _find_arc_header(block + gap + stream.peekline(_ARC_LINE_MAX), 1)
+    if inner is not None and inner < len(block):
+        stream.unread(block[inner:] + gap)
+        end = inner - 1 if block[:inner].endswith(b"\n") else inner  # the newline that ends a record
+        return block[:end], f"runs {length - end} bytes into the next record: the record is cut where that one starts"
+    if gap or len(block) < length or not stream.peek(1):
+        return block, ""
+    rest = stream.read_to_next_header(_ARC_MAX_BLOCK - len(block))
+    if not rest:
+        return block, ""
+    block += rest[:-1] if rest.endswith(b"\n") else rest
+    return block, f"is {len(block) - length} bytes short: the record is read up to the next record header"
+
+
 def _arc_record_follows(stream: _ArcStream, fields: int) -> bool:
-    """Whether what follows a record (after its newline) is the end, or a record header line; a line that the end
-    of the file cuts is left for the next read to count."""
+    """Whether what follows a record (after its newline, skipped) is the end, or a record header line; a line that
+    the end of the file cuts is left for the next read to count."""
     stream.skip_newlines()
     line = stream.peekline(_ARC_LINE_MAX)
     if not line or (stream.file_ended and not line.endswith(b"\n")):
         return True
     return _arc_header(line, fields) is not None
-
-
-def _arc_cut_at_next_record(fh: BinaryIO, block_start: int, block: bytes, length: int) -> tuple[bytes, int, str]:
-    """A plain file's block whose Archive-length runs into the next record (a header line starts inside it): the
-    block up to that record, its length, and a note saying so; else the block as it is. The next record is read
-    from there, since reading resumes at the first header line after the start of the block."""
-    resume = _next_arc_start(fh, block_start, gzipped=False)
-    if resume is None or resume >= block_start + len(block):
-        return block, length, ""
-    cut = resume - block_start
-    cut -= 1 if block[:cut].endswith(b"\n") else 0  # the newline that ends a record
-    return block[:cut], cut, f"; its Archive-length ({length}) runs {length - cut} bytes into the next record"
 
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -746,9 +1014,12 @@ def _next_arc_start(fh: BinaryIO, pos: int, gzipped: bool) -> int | None:
         chunk = fh.read(_SCAN_CHUNK)
         if not chunk:
             return None
-        for m in (_GZIP_MEMBER if gzipped else _ARC_HEADER_LINE).finditer(chunk):
-            if not gzipped or _gzip_holds_arc(fh, pos + m.start()):
-                return pos + m.start()
+        if gzipped:
+            at = next((m.start() for m in _GZIP_MEMBER.finditer(chunk) if _gzip_holds_arc(fh, pos + m.start())), None)
+        else:
+            at = _find_arc_header(chunk)
+        if at is not None:
+            return pos + at
         if len(chunk) < _SCAN_CHUNK:
             return None
         pos += len(chunk) - (16 if gzipped else _ARC_LINE_MAX)  # a start cut by the chunk's end is found next
@@ -777,9 +1048,9 @@ class _RecordSkips:
             reason, detail = self.cut, f"{self.cut_detail}; then {reason}: {detail}" if detail else self.cut_detail
         self.skips.skip(reason, where, detail)
 
-    def truncated(self, detail: str) -> None:
+    def truncated(self, detail: str, reason: str = "truncated_record") -> None:
         """The payload ends before its Content-Length: from now on, its truncation is the record's reason."""
-        self.cut = self.cut or "truncated_record"
+        self.cut = self.cut or reason
         self.cut_detail = f"{self.cut_detail}; {detail}" if self.cut_detail else detail
 
     def kept(self, url: str, meta: dict) -> None:
@@ -862,9 +1133,11 @@ def _html_document(loc: _Located, counter: SkipCounter) -> Document | None:
     if decoded is None:
         skips.skip("undecodable_html", loc.where, f"{url}: no encoding decodes it")
         return None
-    html, charset = decoded
+    charset = decoded[1]
+    page = _utf8_page(body, *decoded)
+    del decoded  # the page as text is not held while the parser builds its tree (a big page's text is as big)
     try:
-        text = extract_plain_text(html, main_content=True, alt_texts=False)
+        text = extract_plain_text(HTMLTree.parse_from_bytes(page, "utf-8"), main_content=True, alt_texts=False)
     except Exception as e:  # one malformed page must cost one record, whatever the parser raises
         skips.skip("html_extraction_error", loc.where, f"{url}: {type(e).__name__}: {e}")
         return None
@@ -896,6 +1169,15 @@ def _html_document(loc: _Located, counter: SkipCounter) -> Document | None:
         timestamp=_warc_date(record),
         meta=json.dumps(meta, ensure_ascii=False, sort_keys=True),
     )
+
+
+def _utf8_page(body: bytes, html: str, charset: str) -> bytes:
+    """The page in UTF-8, for the HTML parser: the body itself when it is UTF-8 as it stands (no byte-order mark,
+    no byte decoded to a replacement character), else its text encoded. The parser reads UTF-8 bytes; handed the
+    text, it would encode it itself, holding both."""
+    if charset == "utf-8" and not body.startswith(codecs.BOM_UTF8) and "\ufffd" not in html:
+        return body
+    return html.encode("utf-8")
 
 
 # What a page without a Content-Type starts with when it is HTML (libmagic calls some of them text/plain).
@@ -934,6 +1216,10 @@ def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
         skips.skip("unreadable_record", loc.where, f"{url}: {e}")
         return None
     if len(payload) < record.content_length:
+        if loc.stream is not None and loc.stream.damage:
+            return None  # it runs into damage in its gzip stream: counted with it (`warc_read_error`), as in a member
+        if loc.stream is not None and loc.stream.stopped and not skips.cut:
+            skips.truncated(_CUT_SHORT, "truncated_gzip")
         skips.truncated(f"{len(payload)} of {record.content_length} payload bytes")
         m = _EMBEDDED_RECORD.search(payload)
         if m is not None:

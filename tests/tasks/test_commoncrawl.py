@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -413,6 +414,129 @@ def test_a_whole_file_gzip_warc_is_read_like_a_per_record_one(tmp_path):
     docs, skips = read(iter_warc_documents, path)
     assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(1, 6)]
     assert skips.total == 0
+
+
+# --- a file gzipped whole, damaged or cut short: the records before the damage are kept -----------------------
+
+WORDS = ("river bridge boat stone water bank mill road town field cart horse bell lane wall gate ferry reed willow "
+         "heron barge lock weir meadow orchard chapel market baker miller tanner cooper").split()
+
+
+def varied_text(seed: int, words: int = 700) -> str:
+    """Words in an order of their own for each seed, so that gzip cannot fold a file of such pages into a few
+    hundred bytes: the file is a few KB, as small WARCs gzipped whole are, all of it in FastWARC's first read."""
+    out, x = [], seed
+    for _ in range(words):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(f"{WORDS[x % len(WORDS)]}{x % 997}")
+    return " ".join(out)
+
+
+def six_varied_pages() -> list[bytes]:
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    records += [warc_record("response", f"http://p{i}.example/", http(PAGE.format(varied_text(i)).encode(),
+                                                                         "Content-Type: text/html"), i)
+                for i in range(1, 7)]
+    return records
+
+
+def gzip_whole(data: bytes, marks: list[int]) -> tuple[bytes, list[int]]:
+    """`data` as one gzip stream, flushed whole at each inflated offset in `marks`, and the offset in the file where
+    the compressed data after each mark starts: a new deflate block, whose first byte we can damage or cut."""
+    deflater = zlib.compressobj(6, zlib.DEFLATED, 31)
+    out, at, edges = b"", 0, []
+    for mark in marks:
+        out += deflater.compress(data[at:mark]) + deflater.flush(zlib.Z_FULL_FLUSH)
+        edges.append(len(out))
+        at = mark
+    return out + deflater.compress(data[at:]) + deflater.flush(), edges
+
+
+def starts_of(records: list[bytes]) -> list[int]:
+    return [sum(map(len, records[:i])) for i in range(len(records))]
+
+
+# A deflate block's first byte read as "not the last block, of type 3": no such type, zlib stops right there.
+BAD_BLOCK = 0b110
+
+
+@pytest.mark.parametrize("damaged", [2, 4, 6])
+def test_a_whole_file_gzip_warc_damaged_early_keeps_every_record_before_the_damage(tmp_path, damaged):
+    records = six_varied_pages()
+    starts = starts_of(records)
+    inside = starts[damaged] + len(records[damaged]) // 2  # the middle of the damaged page's record
+    data, [edge] = gzip_whole(b"".join(records), [inside])
+    assert len(data) < 16 << 10  # within FastWARC's first read buffer, as it was lost whole
+    data = bytearray(data)
+    data[edge] = BAD_BLOCK
+    path = tmp_path / "whole.warc.gz"
+    path.write_bytes(data)
+
+    assert detect_commoncrawl_kind(path) == "warc"
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i)) for i in range(1, damaged)]
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    example = skips.examples["warc_read_error"]
+    # the damage's offset in the file; the lost record's: its gzip member (the whole file) and where it is inflated
+    assert example.startswith(f"{path}:{edge}: the gzip stream does not inflate from here")
+    assert f"from the record at {path}:0+{starts[damaged]} on" in example
+    assert all(json.loads(d.meta)["offset"] == 0 for d in docs)
+
+
+def test_a_whole_file_gzip_warc_damaged_in_its_first_record_names_the_file_and_the_offset(tmp_path):
+    records = six_varied_pages()
+    data, [edge] = gzip_whole(b"".join(records), [40])  # inside the warcinfo record's headers
+    data = bytearray(data)
+    data[edge] = BAD_BLOCK
+    path = tmp_path / "whole.warc.gz"
+    path.write_bytes(data)
+    with pytest.raises(InputFileError) as err:
+        read(iter_warc_documents, path)
+    assert str(err.value).startswith(f"{path}:{edge}: the gzip stream is corrupt (")
+    assert str(err.value).endswith("), before its first whole record")
+
+
+@pytest.mark.parametrize(
+    ("cut", "kept", "skipped"),
+    [
+        ("in_page", 4, {"truncated_record_kept": 1}),  # its text up to the cut, flagged
+        ("in_headers", 3, {"truncated_gzip": 1}),  # nothing usable left of it
+        ("between_records", 3, {"truncated_gzip": 1}),  # no record is cut, but the stream does not end
+        ("in_trailer", 6, {"truncated_gzip": 1}),  # every record whole, the gzip stream not
+    ],
+)
+def test_a_whole_file_gzip_warc_cut_short_keeps_its_records_and_counts_the_cut(tmp_path, cut, kept, skipped):
+    records = six_varied_pages()
+    starts = starts_of(records)
+    marks = {"in_page": starts[4] + len(records[4]) // 2, "in_headers": starts[4] + 40, "between_records": starts[4]}
+    data, edges = gzip_whole(b"".join(records), [marks.get(cut, starts[4])])
+    path = tmp_path / "cut.warc.gz"
+    path.write_bytes(data[: len(data) - 4] if cut == "in_trailer" else data[: edges[0]])
+
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(1, kept + 1)]
+    assert dict(skips.counts) == skipped
+    [example] = skips.examples.values()
+    if cut == "in_page":
+        assert json.loads(docs[-1].meta)["truncated"] is True
+        assert varied_text(4).startswith(docs[-1].text[:-20]) and len(docs[-1].text) < len(varied_text(4))
+        assert example.startswith(f"{path}:0+{starts[4]}: http://p4.example/: the file ends inside this record's gzip")
+    elif cut == "in_headers":
+        assert example.startswith(f"{path}:0+{starts[4]}: the file ends inside this record's gzip member")
+    else:
+        assert example.startswith(f"{path}:{path.stat().st_size}: the file ends inside its gzip stream, after the last")
+    assert all("truncated" not in json.loads(d.meta) for d in docs[:3])
+
+
+def test_a_corrupt_first_gzip_member_costs_only_its_record(tmp_path):
+    members = [bytearray(gzip.compress(r, mtime=0)) for r in six_varied_pages()[1:4]]
+    members[0][len(members[0]) // 2 : len(members[0]) // 2 + 8] = b"\xff" * 8
+    path = tmp_path / "first.warc.gz"
+    path.write_bytes(b"".join(members))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == ["http://p2.example/", "http://p3.example/"]
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    assert skips.examples["warc_read_error"].endswith(f"reading resumes at offset {len(members[0])}")
 
 
 # --- languages --------------------------------------------------------------------------------------------

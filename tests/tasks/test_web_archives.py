@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -331,6 +332,74 @@ def test_garbage_between_arc_records_is_skipped_and_counted_with_its_offset(tmp_
     assert example.startswith(f"{path}:{len(before)}:") and "reading resumes at offset" in example
 
 
+# Garbage, then lines that look like a header line on the left or on the right, and are none: no well-formed IP
+# address, date, content type and length after a URL.
+GARBAGE = (
+    b"@@ not a record @@\n"
+    b"http://nowhere.example/ a b c 20010101000000 words 42\n"
+    b"ping 10.0.0.1 20010101000001 text/html 55\n"
+    b"see http://nowhere.example/ 10.0.0.1 yesterday text/html 12\n"
+)
+
+
+@pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("url", ["http://river.example/a page.html", "http://river.example/old site/a b c d e.html"],
+                         ids=["one_space", "five_spaces"])
+def test_after_garbage_an_arc_header_line_whose_url_has_spaces_is_found_again(tmp_path, gzipped, url):
+    """Some crawlers wrote URLs unescaped. After garbage, the next header line is found from its right end (IP
+    address, date, content type, length), whatever the URL before it holds; five spaces make ten fields, as many as
+    a v2 line has, and the v1 file's line is still read as v1."""
+    block = http_block(html(PAGES[ARC_RIVER]).encode(), "text/html")
+    records = arc_records(1)[:3] + [arc_record(url, block)]
+    before = arc_bytes(records[:3], gzipped)
+    path = tmp_path / arc_name(gzipped)
+    path.write_bytes(before + GARBAGE + arc_bytes(records[3:], gzipped))
+    docs, skips = read(path)
+    assert [(d.url, d.text) for d in docs] == [(ARC_RU, RU), (url.replace(" ", "%20"), PAGES[ARC_RIVER])]
+    assert dict(skips.counts) == {"arc_read_error": 1}
+    assert skips.examples["arc_read_error"].startswith(f"{path}:{len(before)}:")
+    assert skips.examples["arc_read_error"].endswith(f"reading resumes at offset {len(before) + len(GARBAGE)}")
+
+
+@pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
+def test_a_record_cut_short_running_into_an_arc_header_line_with_spaces_is_found_again(tmp_path, gzipped):
+    """A record cut short runs straight into the next header line: its URL starts at its scheme, after the markup."""
+    block = http_block(html(PAGES[ARC_RIVER]).encode(), "text/html")
+    url = "http://river.example/a page.html"
+    records = arc_records(1)[:2]
+    cut = arc_record("http://cut.example/", block)[:-30]  # its header says 30 bytes more than there are
+    path = tmp_path / arc_name(gzipped)
+    path.write_bytes(arc_bytes(records, gzipped) + (gzip.compress(cut + arc_record(url, block), mtime=0) if gzipped
+                                                    else cut + arc_record(url, block)))
+    docs, skips = read(path)
+    assert [d.url for d in docs] == ["http://cut.example/", url.replace(" ", "%20")]
+    assert docs[-1].text == PAGES[ARC_RIVER] and dict(skips.counts) == {"arc_read_error": 1}
+    assert "its Archive-length (207) runs 29 bytes into the next record" in skips.examples["arc_read_error"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "archive_length_long"])
+def test_an_arc_file_gzipped_whole_goes_on_after_garbage_or_a_length_too_long(tmp_path, damage):
+    """Inside one gzip stream there is no next member to go on from: the next header line is found in the stream."""
+    block = http_block(html(LONG).encode(), "text/html")
+    records = [arc_filedesc(1)] + [arc_record(f"http://p{i}.example/", block) for i in range(3)]
+    if damage == "garbage":
+        records[1] += GARBAGE
+    else:
+        records[1] = records[1].replace(b" %d\n" % len(block), b" %d\n" % (len(block) + 500), 1)
+    path = tmp_path / "whole.arc.gz"
+    path.write_bytes(gzip.compress(b"".join(records), mtime=0))
+    docs, skips = read(path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(3)]
+    assert docs[0].text == docs[1].text == docs[2].text
+    assert dict(skips.counts) == {"arc_read_error": 1}
+    example = skips.examples["arc_read_error"]
+    if damage == "garbage":
+        assert example.startswith(f"{path}:0+{len(records[0]) + len(records[1]) - len(GARBAGE)}: no ARC record")
+        assert example.endswith(f"reading resumes at offset 0+{len(records[0]) + len(records[1])}")
+    else:
+        assert example.startswith(f"{path}:0+{len(records[0])}: its Archive-length ({len(block) + 500}) runs 500 bytes")
+
+
 @pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("delta", [-40, 40], ids=["archive_length_short", "archive_length_long"])
 def test_an_arc_archive_length_off_by_a_little_costs_no_page(tmp_path, gzipped, delta):
@@ -341,12 +410,38 @@ def test_an_arc_archive_length_off_by_a_little_costs_no_page(tmp_path, gzipped, 
     path.write_bytes(arc_bytes(records, gzipped))
     docs, skips = read(path)
     assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(3)]
-    # too long: nothing of the next record's header line in the page; too short: the page's last bytes are lost
-    assert docs[1].text.startswith(docs[0].text) and (delta < 0 or docs[0].text == docs[1].text)
+    # too long: nothing of the next record's header line in the page; too short: the page is read to its end
+    assert docs[0].text == docs[1].text
     if gzipped and delta > 0:  # the member ends first: the record is cut short, and says so
         assert dict(skips.counts) == {"truncated_record_kept": 1}
     else:
         assert dict(skips.counts) == {"arc_read_error": 1}
+
+
+@pytest.mark.parametrize("packing", ["plain", "gzip", "whole"], ids=["plain", "gzip_per_record", "gzip_whole"])
+@pytest.mark.parametrize("short_by", [40, 1000, "all_but_10"])
+def test_an_arc_archive_length_too_short_still_gives_the_whole_page(tmp_path, packing, short_by):
+    """The bytes after the block are not the newline that ends a record, and no record starts inside it: the rest of
+    the page, up to the next header line, is read with it, and the wrong length counted."""
+    block = http_block(html(LONG).encode(), "text/html")
+    length = 10 if short_by == "all_but_10" else len(block) - short_by  # 10: "HTTP/1.1 2", no status yet
+    records = [arc_filedesc(1)] + [arc_record(f"http://p{i}.example/", block) for i in range(3)]
+    records[2] = records[2].replace(b" %d\n" % len(block), b" %d\n" % length, 1)
+    path = tmp_path / ("crawl.arc" if packing == "plain" else "crawl.arc.gz")
+    path.write_bytes(gzip.compress(b"".join(records), mtime=0) if packing == "whole"
+                     else arc_bytes(records, packing == "gzip"))
+    docs, skips = read(path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(3)]
+    assert docs[1].text == docs[0].text == docs[2].text
+    assert json.loads(docs[1].meta)["content_length"] == len(block) and "truncated" not in json.loads(docs[1].meta)
+    assert dict(skips.counts) == {"arc_read_error": 1}
+    where = {"plain": f"{path}:{len(records[0]) + len(records[1])}",
+             "gzip": f"{path}:{len(gzip.compress(records[0], mtime=0)) + len(gzip.compress(records[1], mtime=0))}",
+             "whole": f"{path}:0+{len(records[0]) + len(records[1])}"}[packing]
+    assert skips.examples["arc_read_error"] == (
+        f"{where}: its Archive-length ({length}) is {len(block) - length} bytes short: the record is read up to"
+        " the next record header"
+    )
 
 
 def test_an_arc_archive_length_past_the_end_of_the_file_swallows_no_record(tmp_path):
@@ -360,6 +455,24 @@ def test_an_arc_archive_length_past_the_end_of_the_file_swallows_no_record(tmp_p
     assert docs[0].text == docs[1].text and "truncated" not in json.loads(docs[0].meta)
     assert dict(skips.counts) == {"arc_read_error": 1}
     assert skips.examples["arc_read_error"].startswith(f"{path}:{len(records[0])}:")
+
+
+def test_an_arc_file_gzipped_whole_damaged_early_keeps_every_record_before_the_damage(tmp_path):
+    """A small ARC file gzipped whole, all of it inflated in one read: the damage costs the record it is in and what
+    follows it in the stream, not the records before it."""
+    records = arc_records(1)
+    inside = sum(map(len, records[:3])) + 20  # inside the header line of the image's record
+    deflater = zlib.compressobj(6, zlib.DEFLATED, 31)
+    data = deflater.compress(b"".join(records)[:inside]) + deflater.flush(zlib.Z_FULL_FLUSH)
+    edge = len(data)
+    data = bytearray(data + deflater.compress(b"".join(records)[inside:]) + deflater.flush())
+    data[edge] = 0b110  # a deflate block of type 3: there is none, zlib stops right there
+    path = tmp_path / "whole.arc.gz"
+    path.write_bytes(data)
+    docs, skips = read(path)
+    assert [(d.url, d.text) for d in docs] == [(ARC_RU, RU)]
+    assert dict(skips.counts) == {"arc_read_error": 1}
+    assert f"the gzip member does not inflate from offset {edge} (" in skips.examples["arc_read_error"]
 
 
 def test_a_corrupt_gzip_member_in_an_arc_file_costs_only_its_record(tmp_path):

@@ -43,7 +43,8 @@ STAGE = "ingest"
 # 2: messages carry reply_to, chat sources telegram and whatsapp-db; 3: chat copies merged; 4: JSONL url and time
 # also from metadata/meta/warc_headers, lone surrogates as U+FFFD, NaN as null, a BOM no longer costs line 1;
 # 5: a clock outlier cuts no chat session, Messenger/Discord zips and forms, Telegram encodings and bad entities,
-# WhatsApp databases' broadcast lists, @lid display names and seconds timestamps
+# WhatsApp databases' broadcast lists, @lid display names and seconds timestamps, damaged whole-gzip WARCs,
+# ARC lengths too short
 STAGE_VERSION = "5"
 log = logging.getLogger(__name__)
 

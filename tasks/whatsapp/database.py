@@ -35,16 +35,19 @@ ios_handler.py, IPED's ExtractorAndroidNew.java and ExtractorIOS.java; nothing c
   66 (an album's container) is skipped, counted. Columns other than Z_PK and ZCHATSESSION are optional.
 
 Authors: the phone's owner (`from_me`) is `me`; others are the name the database holds (iOS: partner or member
-name; Android: none, `msgstore.db` has no names — pass `contacts_db` for a `wa.db`) else the jid's user part
-(the phone number). Timestamps are UTC epochs written as naive local time in `tz` (default UTC: pass the
-phone's zone, e.g. "Europe/Paris", to match a `.txt` export of the same chat; `merge_chats` also finds a whole
-offset by itself). Status broadcasts (`status@broadcast`) and broadcast lists (`<id>@broadcast`, whose
-messages are also in each recipient's own chat) are not chats and are skipped, counted.
+name; Android: none, `msgstore.db` has no names — pass `contacts_db` for a `wa.db`), else the wa.db name, the
+name an `@lid` person chose, the jid's user part (the phone number). A chat is named by its subject (iOS: partner
+name), else as its person is. Timestamps are UTC epochs written as naive local time in `tz` (default UTC: pass
+the phone's zone, e.g. "Europe/Paris", to match a `.txt` export of the same chat; `merge_chats` also finds a
+whole offset by itself); a time before 2009 (WhatsApp did not exist) or more than a day after the database is
+read is no time a message was sent, and its row is skipped, counted. Status (`status@broadcast`; iOS: one
+`<number>@status` session per person) and broadcast lists (`<id>@broadcast`, whose messages are also in each
+recipient's own chat) are not chats and are skipped, counted.
 
 Nothing is written: a database without a `-wal` beside it is opened immutable (SQLite's `mode=ro` alone creates
 `-wal`/`-shm` files for a WAL-mode database), one with a `-wal` is copied with it to a temporary folder first.
 An encrypted backup (`.crypt12/14/15`), a non-SQLite file or a truncated copy is refused with a one-line
-InputFileError; a damaged row (text that is not UTF-8, a time no calendar holds) is skipped, counted.
+InputFileError; a damaged row (text that is not UTF-8, an impossible time) is skipped, counted.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -87,7 +91,16 @@ log = logging.getLogger(__name__)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLE_EPOCH = 978307200  # 2001-01-01T00:00:00Z as a Unix time
+# WhatsApp was first released in 2009: an older time is no time a message was sent, but a value read in the wrong
+# unit (seconds as milliseconds: January 1970), an unset one (iOS 0: 2001-01-01) or a phone whose clock was reset
+WHATSAPP_FIRST_DAY = 1230768000  # 2009-01-01T00:00:00Z as a Unix time
+# A copy of a database holds no message sent after it is read; the day covers a phone clock set ahead (and zones)
+_CLOCK_SLACK = 86400
 _STATUS_JIDS = ("status@broadcast",)
+# iOS keeps one Status pseudo-chat per person whose Status was seen, `<number>@status` or `<lid>@lid.status`
+# (ZSESSIONTYPE 3), where Android has the one `status@broadcast`: amberkeep's docs/formats/ios.md (§5, measured on
+# a real phone: 219 of 554 sessions) and IPED's ExtractorIOS.java (a ZCONTACTJID ending "@status" is Status)
+_STATUS_SERVERS = ("status", "lid.status")
 # Unix times in seconds from 2001-09-09 to the year 5138. Read as milliseconds these would be January 1970 to
 # March 1973, long before WhatsApp (2009), whose millisecond times are all above 1.23e12: the two never overlap.
 _SECONDS = (1e9, 1e11)
@@ -305,9 +318,10 @@ def _user(jid: str | None) -> str | None:
     return _person(jid).split("@", 1)[0] if jid else None
 
 
-def _epoch_time(seconds: object, zone: tzinfo) -> datetime | None:
-    """A Unix time as local time, or None where it is none a calendar holds (NULL, text, NaN, beyond year 9999)."""
-    if not isinstance(seconds, (int, float)) or math.isnan(seconds):
+def _epoch_time(seconds: object, zone: tzinfo, latest: float) -> datetime | None:
+    """A Unix time as local time, or None where it is no time a WhatsApp message was sent: NULL, text, NaN,
+    before 2009 (WhatsApp did not exist), after `latest` (the database is read before then), beyond year 9999."""
+    if not isinstance(seconds, (int, float)) or math.isnan(seconds) or not WHATSAPP_FIRST_DAY <= seconds <= latest:
         return None
     try:
         return local_time(seconds, zone)
@@ -318,7 +332,7 @@ def _epoch_time(seconds: object, zone: tzinfo) -> datetime | None:
 def _milliseconds_per_unit(db: sqlite3.Connection, table: str) -> int:
     """1000 where `table.timestamp` is in milliseconds, as WhatsApp writes it; 1 where most of its numbers are
     Unix seconds, as some other tools write it. One unit for the whole column (a tool writes all its rows one
-    way), so a stray value stays what it was and is still read, or counted, as before."""
+    way): a stray value in the other unit lands in 1970 or thousands of years ahead, and is counted, not read."""
     seconds, millis = db.execute(
         f"SELECT COALESCE(SUM(timestamp >= {_SECONDS[0]} AND timestamp < {_SECONDS[1]}), 0), "
         f"COALESCE(SUM(timestamp >= {_SECONDS[1]}), 0) FROM {table} WHERE typeof(timestamp) IN ('integer', 'real')"
@@ -339,8 +353,13 @@ def _not_a_conversation(jid: str | None) -> str | None:
     key_id = ?`). Replies come back in those own chats, so the list's chat is the owner's side only, a second
     time: read as a chat it would count every broadcast twice and make the list a conversation partner. Someone
     fine-tuning on their conversations wants each broadcast once, in the chat where its recipient answered it:
-    the list's chat is skipped and its messages counted."""
-    if jid in _STATUS_JIDS:
+    the list's chat is skipped and its messages counted.
+
+    iOS keeps a list as a ZWACHATSESSION row whose ZCONTACTJID is `<id>@broadcast` (ZSESSIONTYPE 2: amberkeep's
+    docs/formats/ios.md §5, one such row on a real phone). Whether iOS also stores each broadcast in the
+    recipients' own sessions, as Android does, no public source found says: the same skip applies to it unverified.
+    """
+    if jid in _STATUS_JIDS or (jid or "").partition("@")[2] in _STATUS_SERVERS:
         return "whatsapp_db_status_update"
     if jid and jid.endswith("@broadcast"):
         return "whatsapp_db_broadcast_list"
@@ -355,6 +374,7 @@ class _Reader:
         self.unknown_types: dict[object, Counter] = defaultdict(Counter)
         self.person: dict[object, str | None] = {}  # chat key → the jid of the person (a phone jid behind @lid)
         self.chosen_names: dict[str, str] = {}  # jid → the name its person chose (Android: unmapped @lid)
+        self.latest = time.time() + _CLOCK_SLACK  # no message in the copy was sent after this
 
     def chats(self, path: Path, digest: str, skips: SkipCounter, flavour: str) -> list[WhatsAppChat]:
         chats_info = self.chat_rows()
@@ -392,7 +412,7 @@ class _Reader:
                     chat_id=chat_id_for(digest, jid or key),
                     path=path,
                     source=f"whatsapp-db-{flavour}",
-                    name=name or self.chosen_names.get(person or "") or _user(person),
+                    name=name or self.known_name(person),
                     skipped=dict(chat_skips[key].counts),
                     extra={
                         "chat_jid": jid,
@@ -408,8 +428,21 @@ class _Reader:
         "unknown" without a jid (a group message whose sender row is gone: the group's own number is nobody)."""
         if from_me:
             return self.me
-        jid = _person(jid)
-        return known or self.names.get(jid or "") or self.chosen_names.get(jid or "") or _user(jid) or "unknown"
+        return known or self.known_name(_person(jid)) or "unknown"
+
+    def known_name(self, jid: str | None) -> str | None:
+        """What the reader calls a person (or a chat without a name of its own) when the database names nobody:
+        the wa.db name, else the name they chose, else their number. One order for authors and chats, so a chat
+        whose messages wa.db signs "Priya" is called "Priya" too, not by her number."""
+        return self.names.get(jid or "") or self.chosen_names.get(jid or "") or _user(jid)
+
+    def sent_at(self, seconds: object, raw: object, row_id: object, skips: ChatSkips) -> datetime | None:
+        """A message's Unix time as local time; a time no WhatsApp message has (see _epoch_time) is skipped,
+        counted: kept, a January 1970 message would teach the model a date that never was."""
+        timestamp = _epoch_time(seconds, self.zone, self.latest)
+        if timestamp is None:
+            skips.skip("whatsapp_db_bad_timestamp", row_id, repr(raw))
+        return timestamp
 
     def typed(self, table: dict, type_code, key) -> tuple[str, str | None]:
         found = table.get(type_code)
@@ -490,10 +523,8 @@ class _AndroidReader(_Reader):
 
     def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
         key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, forwarded, action, original = row
-        seconds = stamp / self.unit if isinstance(stamp, (int, float)) and stamp > 0 else None
-        timestamp = _epoch_time(seconds, self.zone)
+        timestamp = self.sent_at(stamp / self.unit if isinstance(stamp, (int, float)) else None, stamp, row_id, skips)
         if timestamp is None:
-            skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
             return None
         author = self.author(bool(from_me), _label(sender) if group else person)
         source_id = _label(original) or _label(key_id) or f"row-{row_id}"
@@ -536,10 +567,8 @@ class _LegacyAndroidReader(_Reader):
 
     def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
         key, row_id, from_me, key_id, stamp, text, type_code, sender, quoted, caption, status, edit_version = row
-        seconds = stamp / self.unit if isinstance(stamp, (int, float)) and stamp > 0 else None
-        timestamp = _epoch_time(seconds, self.zone)
+        timestamp = self.sent_at(stamp / self.unit if isinstance(stamp, (int, float)) else None, stamp, row_id, skips)
         if timestamp is None:
-            skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
             return None
         author = self.author(bool(from_me), _label(sender) if group else person)
         try:
@@ -597,9 +626,8 @@ class _IosReader(_Reader):
     def message(self, row, group: bool, person: str | None, skips: ChatSkips) -> SourceMessage | None:
         (key, row_id, from_me, stanza, stamp, text, type_code, from_jid, member, member_name, metadata, caption,
          forwarded, event) = row
-        timestamp = _epoch_time(stamp + APPLE_EPOCH if isinstance(stamp, (int, float)) else None, self.zone)
+        timestamp = self.sent_at(stamp + APPLE_EPOCH if isinstance(stamp, (int, float)) else None, stamp, row_id, skips)
         if timestamp is None:
-            skips.skip("whatsapp_db_bad_timestamp", row_id, repr(stamp))
             return None
         if group:
             author = self.author(bool(from_me), _label(member), _label(member_name))

@@ -613,3 +613,114 @@ def test_android_timestamps_written_in_seconds(tmp_path, build, table, first):
     kept, before = [m for c in _dated(chats) for m in c], [m for c in expected for m in c]
     assert skips.counts["whatsapp_db_bad_timestamp"] == 2
     assert len(kept) == len(before) - 2 and all(m in before for m in kept)  # the others still read right
+
+
+def _wa_db(path, contacts):
+    """An Android wa.db: `wa_contacts` with some of the real table's columns, among them the three the reader reads."""
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE wa_contacts (_id INTEGER PRIMARY KEY AUTOINCREMENT, jid TEXT NOT NULL, "
+               "is_whatsapp_user BOOLEAN NOT NULL, status TEXT, number TEXT, display_name TEXT, given_name TEXT, "
+               "family_name TEXT, wa_name TEXT)")
+    db.executemany("INSERT INTO wa_contacts (jid, is_whatsapp_user, display_name, wa_name) VALUES (?, 1, ?, ?)",
+                   contacts)
+    db.commit()
+    db.close()
+    return path
+
+
+def test_android_one_to_one_chat_is_named_as_its_person_is(tmp_path):
+    path = _android_db(tmp_path / "msgstore.db")
+    db = sqlite3.connect(path)
+    db.executescript(  # an @lid person with both a wa.db name and a name they chose: the wa.db name wins, as for authors
+        """
+        CREATE TABLE lid_display_name (lid_row_id INTEGER PRIMARY KEY NOT NULL, display_name TEXT NOT NULL,
+                                       username TEXT);
+        INSERT INTO jid VALUES (25, '201122334455670', 'lid', 0, 0, 0, '201122334455670@lid');
+        INSERT INTO lid_display_name VALUES (25, 'Mika', NULL);
+        INSERT INTO chat VALUES (6, 25, 0, NULL, 0, 0);
+        INSERT INTO chat VALUES (8, 3, 0, NULL, 0, 0);
+        """
+    )
+    db.executemany(
+        "INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, timestamp, message_type, text_data) "
+        "VALUES (?, ?, 0, ?, 0, ?, 0, ?)",
+        [(60, 6, "FF01", _ms(2024, 5, 1, 10, 0), "hi, it's Mika"), (61, 8, "KK01", _ms(2024, 5, 1, 11, 0), "hi")],
+    )
+    db.commit()
+    db.close()
+    wa = _wa_db(tmp_path / "wa.db", [
+        ("447700900123@s.whatsapp.net", "Sam Lee", "Sam"),
+        ("201122334455670@lid", "", "Mika Rossi"),
+        ("120363000000000001@g.us", "An old group name", None),  # the chat's own subject stays its name
+    ])
+    sam, group, mika, kim = read_whatsapp_database(path, contacts_db=wa)
+    assert (sam.stats["chat_name"], sam.messages[0].author) == ("Sam Lee", "Sam Lee")  # not "447700900123"
+    assert (mika.stats["chat_name"], mika.messages[0].author) == ("Mika Rossi", "Mika Rossi")  # not "Mika"
+    assert group.stats["chat_name"] == "Hike crew"
+    assert (kim.stats["chat_name"], kim.messages[0].author) == ("33600000001", "33600000001")  # no name anywhere
+
+    legacy = _legacy_db(tmp_path / "legacy.db")
+    sam, club = read_whatsapp_database(legacy, contacts_db=wa)
+    assert (sam.stats["chat_name"], sam.messages[0].author) == ("Sam Lee", "Sam Lee")
+    assert club.stats["chat_name"] == "Book club"
+
+
+def _epoch(*args) -> float:
+    return datetime(*args, tzinfo=timezone.utc).timestamp()
+
+
+@pytest.mark.parametrize("build, insert, stamp", [
+    (_android_db, "INSERT INTO message (_id, chat_row_id, from_me, key_id, sender_jid_row_id, timestamp, "
+     "message_type, text_data) VALUES (?, 1, 0, ?, 0, ?, 0, ?)", lambda t: int(t * 1000)),
+    (_legacy_db, "INSERT INTO messages (_id, key_remote_jid, key_from_me, key_id, status, timestamp, media_wa_type, "
+     "data) VALUES (?, '447700900123@s.whatsapp.net', 0, ?, 0, ?, '0', ?)", lambda t: int(t * 1000)),
+    (_ios_db, "INSERT INTO ZWAMESSAGE (Z_PK, ZCHATSESSION, ZISFROMME, ZMESSAGETYPE, ZSORT, ZSTANZAID, ZMESSAGEDATE, "
+     "ZTEXT) VALUES (?, 1, 0, 0, 0, ?, ?, ?)", lambda t: t - APPLE_EPOCH),
+], ids=["android", "legacy", "ios"])
+def test_times_no_whatsapp_message_can_have_are_skipped(tmp_path, build, insert, stamp):
+    expected = _dated(read_whatsapp_database(build(tmp_path / "before.db")))
+    path = build(tmp_path / "after.db")
+    db = sqlite3.connect(path)
+    rows = [  # a row the column's unit reads as 1970, one from 2008, one from 2200; a 2009 message is kept
+        (90, "T1", stamp(86400), "the 2nd of January 1970"), (91, "T2", stamp(_epoch(2008, 12, 31, 23)), "2008"),
+        (92, "T3", stamp(_epoch(2200, 1, 1)), "the year 2200"), (93, "T4", stamp(_epoch(2009, 6, 1)), "June 2009"),
+    ]
+    if build is _ios_db:
+        rows.append((94, "T5", 0.0, "an unset date: 2001-01-01"))
+    db.executemany(insert, rows)
+    db.commit()
+    db.close()
+    before = SkipCounter()
+    read_whatsapp_database(build(tmp_path / "again.db"), before)
+    skips = SkipCounter()
+    chats = read_whatsapp_database(path, skips)
+    kept = [m for c in _dated(chats) for m in c]
+    assert skips.counts["whatsapp_db_bad_timestamp"] - before.counts["whatsapp_db_bad_timestamp"] == len(rows) - 1
+    assert [m for m in kept if m not in [e for c in expected for e in c]] == [
+        ("447700900123" if build is not _ios_db else "Sam Lee", "text", "June 2009", datetime(2009, 6, 1))
+    ]
+    assert all(datetime(2009, 1, 1) <= m[3] < datetime.now() for m in kept)
+
+
+def test_ios_status_sessions_are_no_chats(tmp_path):
+    path = _ios_db(tmp_path / "ChatStorage.sqlite")
+    db = sqlite3.connect(path)
+    db.executescript(  # iOS: one Status session per person seen, <number>@status or <lid>@lid.status, type 3
+        """
+        INSERT INTO ZWACHATSESSION VALUES (3, 5, 1, 3, 0, '447700900123@status', 'Sam Lee', NULL);
+        INSERT INTO ZWACHATSESSION VALUES (4, 5, 1, 3, 0, '201122334455667@lid.status', NULL, NULL);
+        """
+    )
+    db.executemany(
+        "INSERT INTO ZWAMESSAGE (Z_PK, ZCHATSESSION, ZISFROMME, ZMESSAGETYPE, ZSORT, ZMESSAGEDATE, ZFROMJID, ZSTANZAID, "
+        "ZTEXT) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?)",
+        [(40, 3, 1, 1, 740000000, "447700900123@status", "3S01", "sunset at the lake"),
+         (41, 3, 0, 2, 740000100, "447700900123@status", "3S02", "back home"),
+         (42, 4, 0, 1, 740000200, "201122334455667@lid.status", "3S03", "new job!")],
+    )
+    db.commit()
+    db.close()
+    skips = SkipCounter()
+    chats = read_whatsapp_database(path, skips)
+    assert [c.stats["chat_jid"] for c in chats] == ["447700900123@s.whatsapp.net", "120363000000000001@g.us"]
+    assert skips.counts["whatsapp_db_status_update"] == 3

@@ -202,7 +202,8 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
 def _read_with_another_file(kind: str, path: Path) -> bool:
     """A file read with another one of its export, not on its own: a Messenger chat's later parts (with its
     message_1.json), its photos and videos, a Discord data package's channel.json and index.json, the later parts
-    of a partitioned DiscordChatExporter export."""
+    of a partitioned DiscordChatExporter export, an Android wa.db (the contact names of the msgstore.db beside
+    it)."""
     if kind == "messenger":
         from tasks.messenger import is_continuation_part
 
@@ -211,6 +212,10 @@ def _read_with_another_file(kind: str, path: Path) -> bool:
         from tasks.discord import is_discord_package_metadata, is_later_partition
 
         return is_discord_package_metadata(path) or is_later_partition(path)
+    if kind == "whatsapp-db":
+        from tasks.whatsapp.database import is_contacts_database
+
+        return is_contacts_database(path)  # a wa.db: the names of the msgstore.db beside it
     return False
 
 
@@ -233,6 +238,10 @@ def _content_sha256(kind: str, path: Path) -> str:
         from tasks.discord import export_sha256
 
         return export_sha256(path)
+    if kind == "whatsapp-db":
+        from tasks.whatsapp.database import database_sha256
+
+        return database_sha256(path)
     return hash_file(path)
 
 
@@ -542,9 +551,10 @@ def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
         order = None if params.date_order == "auto" else params.date_order
         return [parse_whatsapp_export(Path(f.path), date_order=order, skips=skips, export_year=params.export_year)]
     if f.kind == "whatsapp-db":
-        from tasks.whatsapp.database import read_whatsapp_database
+        from tasks.whatsapp.database import contacts_database_beside, read_whatsapp_database
 
-        return read_whatsapp_database(Path(f.path), skips, me=params.database_owner, tz=params.database_timezone)
+        return read_whatsapp_database(Path(f.path), skips, me=params.database_owner, tz=params.database_timezone,
+                                      contacts_db=contacts_database_beside(f.path))
     if f.kind == "messenger":
         from tasks.messenger import read_messenger_export
 

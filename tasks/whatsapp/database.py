@@ -52,6 +52,7 @@ InputFileError; a damaged row (text that is not UTF-8, an impossible time) is sk
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -200,6 +201,39 @@ def looks_like_whatsapp_database(path: str | os.PathLike) -> bool:
             return f.read(16) == SQLITE_MAGIC
     except OSError:
         return False
+
+
+def is_contacts_database(path: str | os.PathLike) -> bool:
+    """Whether `path` is an Android `wa.db` (contacts: `wa_contacts`, no message table), which names the people of
+    the `msgstore.db` beside it and holds no message of its own."""
+    path = Path(path)
+    if not looks_like_whatsapp_database(path) or path.suffix.lower().startswith(".crypt"):
+        return False
+    try:
+        with _read_only(path) as db:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    except (sqlite3.DatabaseError, InputFileError, OSError):
+        return False
+    return "wa_contacts" in tables and not tables & {"message", "messages", "ZWAMESSAGE"}
+
+
+def contacts_database_beside(path: str | os.PathLike) -> Path | None:
+    """The `wa.db` in the folder of a `msgstore.db` (the two sit side by side in WhatsApp's `databases/` folder, and
+    a copy of that folder keeps them so), else None."""
+    path = Path(path)
+    for sibling in (path.parent / "wa.db", path.parent / "WA.db", path.parent / "WA.DB"):
+        if sibling != path and sibling.is_file() and is_contacts_database(sibling):
+            return sibling
+    return None
+
+
+def database_sha256(path: str | os.PathLike) -> str:
+    """What a database's chats depend on: the file, and the `wa.db` beside it whose names they take."""
+    path = Path(path)
+    contacts = contacts_database_beside(path)
+    if contacts is None:
+        return file_sha256(path)
+    return hashlib.sha256(f"{file_sha256(path)}:{file_sha256(contacts)}".encode()).hexdigest()
 
 
 def _check_sqlite(path: Path) -> None:

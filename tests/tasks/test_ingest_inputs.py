@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from storage.parquet import iter_rows
@@ -426,3 +427,27 @@ def test_a_cut_messenger_file_is_ingested_with_the_cut_counted(tmp_path):
     assert stats["truncated"] is True and stats["truncated_at_byte"] < path.stat().st_size
     assert len(docs) == 1 and 0 < len(messages) < 4
     assert "#byte " in result.info["skip_examples"]["messenger_truncated_export"]
+
+
+def test_a_phones_databases_folder_reads_msgstore_with_the_names_of_wa_db_beside_it(tmp_path):
+    """WhatsApp keeps msgstore.db and wa.db side by side: the folder as an input gives the chats of msgstore.db with
+    wa.db's names (wa.db is no input of its own: before, it was read as a database and refused), and a new wa.db
+    makes the shard run again."""
+    from tasks.ingest import resolve_inputs
+    from tasks.params import InputSpec
+    from tests.tasks.whatsapp.test_database import _android_db, _wa_db
+
+    folder = tmp_path / "databases"
+    folder.mkdir()
+    _android_db(folder / "msgstore.db")
+    files = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(folder))]))
+    without_names = files[0].sha256
+    _wa_db(folder / "wa.db", [("447700900123@s.whatsapp.net", "Sam Lee", "Sam")])
+    files = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(folder))]))
+    assert [(Path(f.path).name, f.kind) for f in files] == [("msgstore.db", "whatsapp-db")]
+    assert files[0].sha256 != without_names
+    out = tmp_path / "out" / "part-00000.parquet"
+    messages = tmp_path / "messages" / "part-00000.parquet"
+    ingest_file(files[0], str(out), str(messages), IngestParams())
+    authors = set(pq.read_table(messages, columns=["author"]).column("author").to_pylist())
+    assert "Sam Lee" in authors and "447700900123" not in authors

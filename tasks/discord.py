@@ -60,9 +60,15 @@ which; JSON chats have no such key). Neither has message ids (no replies), edits
 the account's `name#discriminator` (`name` alone for the new usernames), shown without the discriminator unless two
 accounts of the chat share the name ("sam (sam#1234)"); a system message is told by DiscordChatExporter's own
 sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; older ones wrote the raw content).
-  - CSV: header `AuthorID,Author,Date,Content,Attachments,Reactions` (2019-12 on; before, `;`-separated, not read),
-    attachments as URLs joined by `,`; no guild or channel: the chat is named after the file ("Guild - Category -
-    channel", the `[<channel id>]` of the default file name its id).
+  - CSV: header `AuthorID,Author,Date,Content,Attachments,Reactions` (2019-12 on), attachments as URLs joined by
+    `,`; no guild or channel: the chat is named after the file ("Guild - Category - channel", the `[<channel id>]`
+    of the default file name its id). Older forms, as its history writes them, are read too (`_CsvForm`):
+    `Author,Date,Content,Attachments` (2018-04 to 2018-06, CsvHelper's `,`), then `;` after every field, the
+    header's too: `Author;Date;Content;Attachments;` (2018-06 to 2019-06; fields quoted from 2018-11, before only a
+    content holding `,` or `;`, its line breaks written as ", "), `Author;Date;Content;Attachments;Reactions;`
+    (2019-06 to 2019-09), `AuthorID;Author;Date;Content;Attachments;Reactions;` (2019-09 to 2019-12). The first
+    line's separator decides: a modern header never holds a `;`, an old one never a `,`. A row of the wrong number
+    of fields is a skipped record naming its row and line.
   - PlainText: a header of a line of 62 `=`, `Guild: `, `Channel: ` ("Category / name" since 2023; the channel
     alone before), `Topic: `…, another line of 62 `=`; then per message `[<date>] <author>` (` (pinned)` after
     it), the content, and blocks `{Attachments}`, `{Embed}`, `{Stickers}`, `{Reactions}` of one line each per item,
@@ -71,13 +77,23 @@ sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; o
     the `Guild: ` / `Channel: ` lines under it are what tells such a `.txt` from a WhatsApp export or plain text
     (`looks_like_discord`), which never start so.
   - Dates: CSV since 2023-11 writes ISO 8601 with an offset (read as the JSON's); before, and PlainText always,
-    the exporting machine's local time as its locale writes it (the "g" format since 2023-09: "3/14/2024 6:02 PM",
-    "14.03.2024 18:02", "2024-03-14 18:02"; "MM/dd/yyyy h:mm tt" 2023-02 to 2023-09, "dd-MMM-yy hh:mm tt" before),
-    or Unix seconds / ms (`--dateformat unix`). Such a time is kept as written (no zone to convert from), to the
-    minute (`stats["exact_timestamps"]` False); a file's day/month order is decided from all its dates
-    (`stats["date_order"]`: a first number over 12 makes it day first, a second one over 12 month first; neither,
-    or both, month first with AM/PM as en-US writes it, else day first, and `stats["date_order_ambiguous"]` True).
-    A date that does not read (another order's, month names other than English) is a skipped record.
+    the exporting machine's local time: in the invariant culture before 2023-09 ("dd-MMM-yy hh:mm tt", English
+    month names and AM/PM; "MM/dd/yyyy h:mm tt" from 2023-02), then as .NET's "g" format (short date, a space,
+    short time) of the `--locale` given, else of the machine's culture (its defaults until 2024-01, then the user's
+    own Windows settings too), or Unix seconds / ms (`--dateformat unix`). The shapes of "g" read are those of
+    .NET's culture data (ICU, and Windows' defaults where they differ) for en, de, fr, es, it, pt, nl, ru, pl, tr,
+    ja, ko, zh, fi and the other cultures sharing them: a numeric date in either order or year first, separated by
+    `/`, `.` or `-` and maybe a space ("14.03.2024", "14/3/2024", "14-3-2024", "2024/3/14", "2024. 3. 14." ko,
+    "14.03.2024 г." bg), then the time: "18:02", "6:02 PM" / "6:02 p. m.", "18.02" (fi, da), "18 h 02" (fr-CA),
+    or a 12-hour clock after its designator ("오후 6:02" ko, "下午6:02" zh-TW, "午後 6:02" ja). Such a time is kept
+    as written (no zone to convert from), to the minute (`stats["exact_timestamps"]` False); a file's day/month
+    order is decided from all its dates (`stats["date_order"]`: a first number over 12 makes it day first, a second
+    one over 12 month first; neither, or both, month first with AM/PM after the time as en-US writes it, else day
+    first, and `stats["date_order_ambiguous"]` True). A date that does not read is a skipped record
+    (`discord_bad_timestamp`): another order's, designators of other languages (el, ar, hi…), month names other
+    than English (no "g" of these cultures writes one: they come from a user's own short-date setting, or the
+    2018-04 to 2018-06 CSV, which wrote "dd-MMM-yy" in the machine's culture), and a Finnish "klo" (fi's "g" is
+    "14.3.2024 18.02": it writes none).
 
 DiscordChatExporter's `--partition` splits a channel into `<name>.json`, `<name> [part 2].json`, …: the parts of
 one channel (same channel id) are read together into one chat, from the first part present (the later ones give
@@ -107,6 +123,7 @@ import logging
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from pathlib import Path
@@ -145,6 +162,13 @@ _PACKAGE_METADATA = ("channel.json", "index.json")
 _CHANNEL_FOLDER = re.compile(r"c(\d+)")
 _CSV_HEADER = ["ID", "Timestamp", "Contents", "Attachments"]
 _EXPORTER_CSV_HEADER = ["AuthorID", "Author", "Date", "Content", "Attachments", "Reactions"]
+# every header DiscordChatExporter's CSV has had (see the module's docstring), newest first; its separator (`,` or,
+# before 2019-12, `;` with one after every field) is the one that splits the file's first line into one of them
+_EXPORTER_CSV_HEADERS = (
+    tuple(_EXPORTER_CSV_HEADER),
+    ("Author", "Date", "Content", "Attachments", "Reactions"),
+    ("Author", "Date", "Content", "Attachments"),
+)
 _RULE = "=" * 62  # what DiscordChatExporter's PlainText export starts and ends with
 _TEXT_HEADER = re.compile(r"\[([^\]\n]{6,40})\] (.+?)(?: \(pinned\))?")
 _TEXT_BLOCKS = ("{Attachments}", "{Embed}", "{Stickers}", "{Reactions}")
@@ -180,10 +204,16 @@ _SYSTEM_SENTENCES = (
     (re.compile(r"Started a thread\."), "ThreadCreated"),
     (re.compile(r"Joined the server\."), "GuildMemberJoin"),
 )
-# times as DiscordChatExporter's CSV and PlainText write them in a locale's format (see the module's docstring)
-_CLOCK = r"(\d{1,2})[:.](\d\d)(?:[:.](\d\d))?(?:\s*([AaPp])\.?\s?[Mm]\.?)?"
-_NUMERIC_TIME = re.compile(r"\s*(\d{1,4})([./-])\s?(\d{1,2})\2\s?(\d{1,4})\.?,?\s+" + _CLOCK + r"\s*")
-_NAMED_TIME = re.compile(r"\s*(\d{1,2})[- ]([A-Za-z]{3})[a-z]*\.?[- ](\d{2,4}),?\s+" + _CLOCK + r"\s*")
+# times as DiscordChatExporter's CSV and PlainText write them in a locale's format (see the module's docstring): a
+# 12-hour clock's designator before the time (ko, zh-TW, ja) or AM/PM, a.m./p.m. after it; "18:02", "18.02" (fi,
+# da), "18 h 02" (fr-CA); a date's trailing "." (ko, hu, hr) or " г." (bg)
+_AFTERNOON = {"오전": False, "오후": True, "上午": False, "下午": True, "午前": False, "午後": True}
+_CLOCK = (r"(?:(?P<meridiem>" + "|".join(_AFTERNOON) + r")\s?)?(?P<hour>\d{1,2})(?:[:.]|\s?h\s?)(?P<minute>\d\d)"
+          r"(?:[:.](?P<second>\d\d))?(?:\s*(?P<ampm>[AaPp])\.?\s?[Mm]\.?)?")
+_NUMERIC_TIME = re.compile(r"\s*(?P<a>\d{1,4})(?P<sep>[./-])\s?(?P<b>\d{1,2})(?P=sep)\s?(?P<c>\d{1,4})"
+                           r"\.?(?:\s?г\.)?,?\s+" + _CLOCK + r"\s*")
+_NAMED_TIME = re.compile(r"\s*(?P<day>\d{1,2})[- ](?P<month>[A-Za-z]{3})[a-z]*\.?[- ](?P<year>\d{2,4}),?\s+"
+                         + _CLOCK + r"\s*")
 _EPOCH_TIME = re.compile(r"\s*(\d{10}|\d{13})\s*")
 _MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 _WHAT = "a Discord export"
@@ -513,6 +543,9 @@ class _Exporter:
 
     def record(self, message: object, number: int) -> SourceMessage | None:
         skip = self.skips.skip
+        if isinstance(message, _BadRow):
+            skip("discord_malformed_message", f"position-{number}", message.detail)
+            return None
         if not isinstance(message, dict):
             skip("discord_malformed_message", number, f"a {type(message).__name__}, not an object")
             return None
@@ -918,38 +951,76 @@ def _package_record(row: object, number: int, zone: tzinfo, owner: str, skips: C
 # ------------------------------------------------------------------------------------------------ CSV and PlainText
 
 
-def _is_exporter_csv(head: str) -> bool:
+@dataclass(frozen=True)
+class _CsvForm:
+    """Which of DiscordChatExporter's CSV headers a file has, its separator, and whether every field (the header's
+    too) is followed by one (`;` files, before 2019-12)."""
+
+    header: tuple[str, ...]
+    separator: str
+    trailing: bool
+
+
+def _exporter_csv_form(head: str) -> _CsvForm | None:
+    """The form of a DiscordChatExporter CSV from the start of its text; None for any other CSV."""
     first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
-    return [h.strip('"').strip() for h in first.split(",")] == _EXPORTER_CSV_HEADER
+    for separator in (",", ";"):
+        fields = tuple(h.strip().strip('"').strip() for h in first.split(separator))
+        trailing = len(fields) > 1 and fields[-1] == ""
+        header = fields[:-1] if trailing else fields
+        if header in _EXPORTER_CSV_HEADERS:
+            return _CsvForm(header, separator, trailing)
+    return None
+
+
+def _is_exporter_csv(head: str) -> bool:
+    return _exporter_csv_form(head) is not None
+
+
+@dataclass(frozen=True)
+class _BadRow:
+    """A CSV row that cannot be a message (the wrong number of fields): what is wrong, for the reader to skip and
+    count it."""
+
+    detail: str
 
 
 def _exporter_csv(path: Path, text: str) -> dict:
-    """DiscordChatExporter's CSV in its JSON shape (see `_as_exporter`); a row with the wrong number of fields is
-    kept as the list it is, for the reader to skip and count. A file cut inside a quoted field is refused."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    rows = []
+    """DiscordChatExporter's CSV, of any of its forms (`_CsvForm`), in its JSON shape (see `_as_exporter`); a row
+    with the wrong number of fields becomes a `_BadRow` naming its row and line. A file cut inside a quoted field is
+    refused."""
+    form = _exporter_csv_form(text[:1000])  # a header is one short line
+    if form is None:
+        shown = text.lstrip("\ufeff").split("\n", 1)[0].strip()[:60]
+        raise InputFileError(f"{path}: a CSV whose header is not {','.join(_EXPORTER_CSV_HEADER)} (or an older "
+                             f"DiscordChatExporter's) (found {shown!r}), not a DiscordChatExporter export")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=form.separator, strict=True)
+    rows: list[tuple[int, list[str]]] = []  # (the line a row starts on, its fields)
     try:
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header] != _EXPORTER_CSV_HEADER:
-            shown = ",".join(header or [])[:60]
-            raise InputFileError(f"{path}: a CSV whose header is not {','.join(_EXPORTER_CSV_HEADER)} "
-                                 f"(found {shown!r}), not a DiscordChatExporter export")
+        next(reader)  # the header, read above
+        previous = reader.line_num
         for row in reader:
             if row:
-                rows.append(row)
+                rows.append((previous + 1, row))
+            previous = reader.line_num
     except csv.Error as e:
         early = "; it ends early (a cut copy?)" if "end" in str(e).lower() else ""
         raise InputFileError(f"{path}: not valid CSV (line {reader.line_num}: {e}){early}, "
                              "not a DiscordChatExporter export") from None
     messages: list = []
-    for row in rows:
-        if len(row) != len(_EXPORTER_CSV_HEADER):
-            messages.append(row)
+    width = len(form.header)
+    for number, (line, row) in enumerate(rows, 1):
+        if form.trailing and len(row) > 1 and row[-1] == "":
+            row = row[:-1]  # the `;` after the last field
+        if len(row) != width:
+            messages.append(_BadRow(f"row {number} (line {line}) has {len(row)} fields, not the header's {width} "
+                                    f"({form.separator.join(form.header)})"))
             continue
-        author_id, author, date, content, attachments, _reactions = row
-        urls = [u for u in attachments.split(",") if u.strip()]
-        messages.append({"date": date, "author": {"id": author_id.strip() or None, "fullName": author},
-                         "content": content, "attachments": [{"url": u.strip()} for u in urls]})
+        field = dict(zip(form.header, row, strict=True))
+        urls = [u for u in field["Attachments"].split(",") if u.strip()]
+        messages.append({"date": field["Date"], "author": {"id": field.get("AuthorID", "").strip() or None,
+                                                          "fullName": field["Author"]},
+                         "content": field["Content"], "attachments": [{"url": u.strip()} for u in urls]})
     return _as_exporter(path, messages, "csv", {})
 
 
@@ -1019,10 +1090,10 @@ def _text_message(lines: list[str]) -> tuple[str, dict[str, list[str]]]:
 
 def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
     """The JSON shape of a CSV or PlainText export: `rows` ({date, author {id, fullName}, content, attachments…}, or
-    a malformed row as a list) become messages of the kind their sentence tells, times read in the file's format,
-    authors without their discriminator; `shape` holds what the file says of guild and channel. The channel's id
-    (and, without a PlainText header, its name) come from the default file name "<guild> - <category> - <channel>
-    [<channel id>]"."""
+    a malformed row as a `_BadRow`) become messages of the kind their sentence tells, times read in the file's
+    format, authors without their discriminator; `shape` holds what the file says of guild and channel. The
+    channel's id (and, without a PlainText header, its name) come from the default file name "<guild> - <category>
+    - <channel> [<channel id>]"."""
     times = _WrittenTimes([r["date"] for r in rows if isinstance(r, dict)])
     messages = []
     for r in rows:
@@ -1054,8 +1125,8 @@ class _WrittenTimes:
     the file's dates."""
 
     def __init__(self, written: list[str]) -> None:
-        pairs = [(int(m.group(1)), int(m.group(3)), m.group(8) is not None)
-                 for m in map(_NUMERIC_TIME.fullmatch, written) if m is not None and len(m.group(1)) <= 2]
+        pairs = [(int(m["a"]), int(m["b"]), m["ampm"] is not None)
+                 for m in map(_NUMERIC_TIME.fullmatch, written) if m is not None and len(m["a"]) <= 2]
         day_first = any(a > 12 for a, _, _ in pairs)
         month_first = any(b > 12 for _, b, _ in pairs)
         self.ambiguous = day_first == month_first and bool(pairs)
@@ -1090,25 +1161,24 @@ class _WrittenTimes:
 
     def _local(self, text: str) -> datetime | None:
         if m := _NUMERIC_TIME.fullmatch(text):
-            a, _, b, c, *clock = m.groups()
+            a, b, c = m["a"], m["b"], m["c"]
             if len(a) > 2:
                 year, month, day = a, b, c
             else:
                 day, month, year = (b, a, c) if self.order == "month_first" else (a, b, c)
         elif m := _NAMED_TIME.fullmatch(text):
-            day, name, year, *clock = m.groups()
-            month = _MONTHS.get(name.lower())
+            day, year, month = m["day"], m["year"], _MONTHS.get(m["month"].lower())
             if month is None:
                 return None
         else:
             return None
-        hour, minute, second, ampm = clock
-        hour = int(hour)
-        if ampm is not None:
-            hour = hour % 12 + (12 if ampm in "Pp" else 0)
+        hour = int(m["hour"])
+        if m["ampm"] is not None or m["meridiem"] is not None:
+            afternoon = m["ampm"] in ("P", "p") if m["meridiem"] is None else _AFTERNOON[m["meridiem"]]
+            hour = hour % 12 + (12 if afternoon else 0)
         year = int(year) + (2000 if len(str(year)) <= 2 else 0)
         try:
-            return datetime(year, int(month), int(day), hour, int(minute), int(second or 0))
+            return datetime(year, int(month), int(day), hour, int(m["minute"]), int(m["second"] or 0))
         except ValueError:
             return None
 

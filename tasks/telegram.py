@@ -18,10 +18,16 @@ Kinds: text; "edited" for a message Telegram marks `edited` (as the `.txt` parse
 the next line); "poll" written as WhatsApp writes polls ("POLL:" / "OPTION: … (n votes)"); "system" for service
 messages, without author. Forwarded messages are kept as they are and counted (`stats["forwarded"]`,
 `stats["forwarded_indexes"]`). Timestamps are `date` as written (local time); `date_unixtime` converted with
-`tz` (default UTC) only when `date` is missing. A part of a `text` list with no text of its own (a number, null,
-a nested list, an entity without a string `text`) is left out and counted (`telegram_bad_entity`, one a part):
-the message keeps the text of the others. Ids, counts and durations written as floats without a fraction (123.0,
-by tools that re-save the JSON through JavaScript or pandas) are read as ints.
+`tz` (default UTC) only when `date` is missing, a fraction of a second (1714557600.5, written by tools that re-save
+the export) floored to the second. A part of a `text` list with no text of its own (a number, null, a nested list,
+an entity without a string `text`) is left out and counted (`telegram_bad_entity`, one a part): the message keeps
+the text of the others. Desktop writes `text` and `text_entities` from one list of parts (tdesktop's
+`SerializeText`: the same parts in the same order, a plain part a string in one and a `{"type": "plain"}` entity in
+the other), so when `text_entities` has as many parts and agrees with `text` on every part both hold, a bad part of
+`text` is read from it and nothing is lost (a part bad in both is still counted). A poll's question and answers
+are read the same way, a part of them without text (or an answer that is no object) counted as
+`telegram_bad_entity` too, named `poll.question[i]`, `poll.answers[j].text[i]`. Ids, counts and durations written
+as floats without a fraction (123.0, by tools that re-save the JSON through JavaScript or pandas) are read as ints.
 
 Telegram Desktop writes two kinds of invalid JSON, which are repaired before giving up on a file: control
 characters in a text escaped as `\\x0B` (every version; tdesktop issue #27571), and 4.1.x's unquoted custom-emoji
@@ -55,6 +61,7 @@ from __future__ import annotations
 import codecs
 import json
 import logging
+import math
 import os
 import re
 from array import array
@@ -112,6 +119,7 @@ _DECODER = json.JSONDecoder(strict=False)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _PIECE = 1 << 20
+_UNIX_TEXT = re.compile(r"\s*-?\d{1,19}(\.\d*)?\s*")
 log = logging.getLogger(__name__)
 
 
@@ -122,8 +130,9 @@ def read_telegram_export(
 
     `chat_id` is derived from the file's sha256 and the chat's own Telegram id. Records that cannot be read
     (no date, a text of the wrong type, an unknown or unsupported record type, nothing to show) are skipped and
-    counted in `skips` and in the chat's `stats["skipped"]`, and so is each part of a message's text that has no
-    text (`telegram_bad_entity`; the message is kept); a chat without any readable message is still
+    counted in `skips` and in the chat's `stats["skipped"]`, and so is each part of a message's text (that its
+    `text_entities` cannot give) or of a poll's question or answers that has no text (`telegram_bad_entity`; the
+    message is kept); a chat without any readable message is still
     returned (empty); an entry of an account's chat list that is not a chat with a `messages` list is skipped
     and counted (`telegram_malformed_chat`). An export that ends early keeps its complete messages and chats and
     counts the cut (`telegram_truncated_export`, see the module's docstring). Raises InputFileError, naming the
@@ -549,6 +558,8 @@ def _read_message(message: object, number: int, zone: tzinfo, skips: ChatSkips) 
         skips.skip("telegram_malformed_message", locator, f"{field} is a {type(raw_text).__name__}")
         return None
     text, bad_entities = flat
+    if bad_entities and field == "text":
+        text, bad_entities = _mended_text(raw_text, message.get("text_entities"), text, bad_entities)
     for index in bad_entities:  # the message keeps the text of its other entities
         skips.skip("telegram_bad_entity", locator, f"{field}[{index}] is {_not_an_entity(raw_text[index])}")
     text = without_surrogates(text.strip())  # as the .txt parser keeps a message's text
@@ -559,8 +570,10 @@ def _read_message(message: object, number: int, zone: tzinfo, skips: ChatSkips) 
     reply_to = _reply_to(message)
     forwarded = "forwarded_from" in message or "saved_from" in message  # null: from a deleted or hidden account
     if isinstance(message.get("poll"), dict):
-        return SourceMessage(source_id, timestamp, author, without_surrogates(_poll_text(message["poll"])), "poll",
-                             reply_to, forwarded)
+        poll, lost = _poll_text(message["poll"])
+        for detail in lost:  # the poll keeps the rest of its question and answers
+            skips.skip("telegram_bad_entity", locator, detail)
+        return SourceMessage(source_id, timestamp, author, without_surrogates(poll), "poll", reply_to, forwarded)
     placeholder = _media_placeholder(message)
     if placeholder is not None:
         body = f"{placeholder}\n{text}" if text else placeholder
@@ -610,11 +623,24 @@ def _timestamp(message: dict, zone: tzinfo) -> datetime | None:
             return datetime.fromisoformat(date).replace(tzinfo=None)
         except ValueError:
             pass
-    unix = _id_or(message.get("date_unixtime"), None)  # a string in Desktop's files; an int from other writers
+    unix = _unix_seconds(message.get("date_unixtime"))
     try:
-        return local_time(int(unix), zone) if unix is not None else None
-    except (TypeError, ValueError, OverflowError, OSError):
+        return local_time(unix, zone) if unix is not None else None
+    except (ValueError, OverflowError, OSError):
         return None
+
+
+def _unix_seconds(value: object) -> int | None:
+    """A `date_unixtime` as whole seconds: a string in Desktop's files, an int or a float from other writers; a
+    fraction (1714557600.5, written by tools that re-save the export) is floored to the second; NaN, infinity and
+    anything else is none."""
+    if isinstance(value, str):
+        if _UNIX_TEXT.fullmatch(value) is None:
+            return None
+        value = float(value) if "." in value else int(value)
+    if isinstance(value, float):
+        return math.floor(value) if math.isfinite(value) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _flatten(text: object) -> tuple[str, list[int]] | None:
@@ -625,15 +651,29 @@ def _flatten(text: object) -> tuple[str, list[int]] | None:
         return text, []
     if not isinstance(text, list):
         return None
-    parts, bad = [], []
-    for index, part in enumerate(text):
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            parts.append(part["text"])
-        else:
-            bad.append(index)
-    return "".join(parts), bad
+    parts = _part_texts(text)
+    return "".join(p for p in parts if p is not None), [i for i, p in enumerate(parts) if p is None]
+
+
+def _mended_text(text: list, entities: object, flat: str, bad: list[int]) -> tuple[str, list[int]]:
+    """A `text` list read as `flat` without its bad parts (at `bad`), mended from `text_entities`: Desktop writes
+    both from one list of parts, in one order (a plain part a string in `text`, a {"type": "plain"} entity in
+    `text_entities`), so when the two have as many parts and agree on every part both hold, a bad part of `text` is
+    its entity's text. The text and the positions still lost (all of `bad` when `text_entities` is no such list)."""
+    if not isinstance(entities, list) or len(entities) != len(text):
+        return flat, bad
+    mine, theirs = _part_texts(text), _part_texts(entities)
+    if any(a is not None and b is not None and a != b for a, b in zip(mine, theirs, strict=True)):
+        return flat, bad
+    parts = [a if a is not None else b for a, b in zip(mine, theirs, strict=True)]
+    return "".join(p for p in parts if p is not None), [i for i, p in enumerate(parts) if p is None]
+
+
+def _part_texts(parts: list) -> list[str | None]:
+    """The text of each part of a `text` or `text_entities` list (a string, an entity's string `text`), None where a
+    part has none."""
+    return [p if isinstance(p, str) else p["text"] if isinstance(p, dict) and isinstance(p.get("text"), str)
+            else None for p in parts]
 
 
 def _not_an_entity(part: object) -> str:
@@ -645,9 +685,15 @@ def _not_an_entity(part: object) -> str:
     return f"an entity whose text is a {type(part['text']).__name__}"
 
 
-def _plain(text: object) -> str:
-    flat = _flatten(text)
-    return flat[0] if flat is not None else ""
+def _poll_part(value: object, where: str, lost: list[str]) -> str:
+    """The text of a poll's question or answer (a string, or a list of parts as a message's `text`); what of it has
+    no text is left out and told in `lost`."""
+    flat = _flatten("" if value is None else value)
+    if flat is None:
+        lost.append(f"{where} is a {type(value).__name__}")
+        return ""
+    lost += [f"{where}[{index}] is {_not_an_entity(value[index])}" for index in flat[1]]
+    return flat[0]
 
 
 def _media_placeholder(message: dict) -> str | None:
@@ -667,15 +713,19 @@ def _media_placeholder(message: dict) -> str | None:
     return None
 
 
-def _poll_text(poll: dict) -> str:
-    lines = ["POLL:", _plain(poll.get("question"))]
+def _poll_text(poll: dict) -> tuple[str, list[str]]:
+    """A poll written as WhatsApp writes one, and what of its question and answers was left out (for its skips)."""
+    lost: list[str] = []
+    lines = ["POLL:", _poll_part(poll.get("question"), "poll.question", lost)]
     answers = poll.get("answers")
-    for answer in answers if isinstance(answers, list) else []:
-        if isinstance(answer, dict):
-            votes = _whole(answer.get("voters", 0))
-            text = _plain(answer.get("text"))
-            lines.append(f"OPTION: {text} ({votes} vote{'' if votes == 1 else 's'})")
-    return "\n".join(lines)
+    for number, answer in enumerate(answers if isinstance(answers, list) else []):
+        if not isinstance(answer, dict):
+            lost.append(f"poll.answers[{number}] is a {type(answer).__name__}, not an answer")
+            continue
+        votes = _whole(answer.get("voters", 0))
+        text = _poll_part(answer.get("text"), f"poll.answers[{number}].text", lost)
+        lines.append(f"OPTION: {text} ({votes} vote{'' if votes == 1 else 's'})")
+    return "\n".join(lines), lost
 
 
 def _service_text(message: dict) -> str:

@@ -390,6 +390,14 @@ def test_exporter_csv_authors_kinds_media_and_times(tmp_path):
     (["03/04/2024 18:02", "03/04/2024 19:03"], "day_first", True, datetime(2024, 4, 3, 18, 2)),  # en-GB, fr-FR
     (["2024-03-14 18:02", "2024-03-14 18:03"], None, None, datetime(2024, 3, 14, 18, 2)),  # sv-SE "g"
     (["14-Mar-24 06:02 PM", "14-Mar-24 06:03 PM"], None, None, datetime(2024, 3, 14, 18, 2)),  # before 2023-02
+    # .NET's "g" of cultures whose time is not "H:mm" after the date (ICU's, and Windows' defaults)
+    (["2024. 3. 14. 오후 6:02", "2024. 3. 15. 오전 12:05"], None, None, datetime(2024, 3, 14, 18, 2)),  # ko, ICU
+    (["2024-03-14 오후 6:02", "2024-03-15 오전 9:03"], None, None, datetime(2024, 3, 14, 18, 2)),  # ko, Windows
+    (["2024/3/14 下午6:02", "2024/3/15 上午9:03"], None, None, datetime(2024, 3, 14, 18, 2)),  # zh-TW, ICU
+    (["2024/3/14 下午 06:02", "2024/3/15 上午 09:03"], None, None, datetime(2024, 3, 14, 18, 2)),  # zh-TW, Windows
+    (["2024/03/14 午後 6:02", "2024/03/15 午前 9:03"], None, None, datetime(2024, 3, 14, 18, 2)),  # ja, 12-hour
+    (["2024-03-14 18 h 02", "2024-03-15 9 h 03"], None, None, datetime(2024, 3, 14, 18, 2)),  # fr-CA, ICU
+    (["14.03.2024 г. 18:02", "15.03.2024 г. 9:03"], "day_first", False, datetime(2024, 3, 14, 18, 2)),  # bg, ICU
 ])
 def test_exporter_csv_dates_as_the_locale_wrote_them(tmp_path, dates, order, ambiguous, first):
     rows = "".join(f'"111","sam","{d}","message {i}","",""\n' for i, d in enumerate(dates))
@@ -499,6 +507,153 @@ def test_exporter_plain_text_new_and_old(tmp_path):
         ("sam.lee", "text", "Hey, free on Saturday?"), ("kim_k", "media", "image omitted\nYes!")]
     assert dm.stats["chat_name"] == "kim_k" and dm.stats["guild_id"] == "0"
     assert dm.messages[1].timestamp == datetime(2024, 3, 14, 18, 3)
+
+
+def _plain_text(*messages):
+    """A PlainText export of `messages` ((date, author, content)…) as DiscordChatExporter lays one out."""
+    rule = "=" * 62
+    body = "".join(f"[{date}] {author}\n{content}\n\n" for date, author, content in messages)
+    return (f"{rule}\nGuild: Direct Messages\nChannel: kim_k\n{rule}\n\n{body}\n{rule}\n"
+            f"Exported {len(messages)} message(s)\n{rule}\n")
+
+
+# each culture's .NET "g" (short date, a space, short time), from .NET's culture data: ICU's, and Windows' defaults
+# where they differ; the first date is 2024-03-14 18:02, the second 2024-03-15 09:03
+G_FORMATS = {
+    "de-DE": ("14.03.2024 18:02", "15.03.2024 09:03"),
+    "fr-FR, it-IT, pt-BR": ("14/03/2024 18:02", "15/03/2024 09:03"),
+    "es-ES": ("14/3/2024 18:02", "15/3/2024 9:03"),
+    "nl-NL": ("14-03-2024 18:02", "15-03-2024 09:03"),
+    "nl-NL, Windows": ("14-3-2024 18:02", "15-3-2024 09:03"),
+    "ru-RU, pl-PL": ("14.03.2024 18:02", "15.03.2024 09:03"),
+    "tr-TR": ("14.03.2024 18:02", "15.03.2024 09:03"),
+    "fi-FI": ("14.3.2024 18.02", "15.3.2024 9.03"),
+    "ja-JP": ("2024/03/14 18:02", "2024/03/15 9:03"),
+    "zh-CN": ("2024/3/14 18:02", "2024/3/15 09:03"),
+    "zh-TW": ("2024/3/14 下午6:02", "2024/3/15 上午9:03"),
+    "zh-TW, Windows": ("2024/3/14 下午 06:02", "2024/3/15 上午 09:03"),
+    "ko-KR": ("2024. 3. 14. 오후 6:02", "2024. 3. 15. 오전 9:03"),
+    "ko-KR, Windows": ("2024-03-14 오후 6:02", "2024-03-15 오전 9:03"),
+    "fr-CA": ("2024-03-14 18 h 02", "2024-03-15 09 h 03"),
+    "es-MX": ("14/03/2024 6:02 p.m.", "15/03/2024 9:03 a.m."),
+}
+
+
+@pytest.mark.parametrize("culture", list(G_FORMATS))
+def test_plain_text_dates_in_the_g_format_of_common_cultures(tmp_path, culture):
+    first, second = G_FORMATS[culture]
+    path = tmp_path / "kim.txt"
+    path.write_text(_plain_text((first, "sam.lee#1234", "Hey, free on Saturday?"), (second, "kim_k", "Yes!")),
+                    encoding="utf-8")
+    skips = SkipCounter()
+    [chat] = read_discord_export(path, skips)
+    assert [(m.author, m.text) for m in chat.messages] == [("sam.lee", "Hey, free on Saturday?"), ("kim_k", "Yes!")]
+    assert [m.timestamp for m in chat.messages] == [datetime(2024, 3, 14, 18, 2), datetime(2024, 3, 15, 9, 3)]
+    assert skips.total == 0 and chat.stats["exact_timestamps"] is False
+
+
+def test_dates_no_g_format_of_a_covered_culture_writes_stay_counted(tmp_path):
+    # a Greek designator, a German month name (a user's own short-date setting) and Finnish "klo" are not guessed
+    rows = "".join(f'"111","sam","{d}","message {i}","",""\n' for i, d in enumerate(
+        ["14/3/2024 6:02 μ.μ.", "14-Mär-24 06:02 PM", "14.3.2024 klo 18.02", "15.3.2024 9.03"]))
+    path = tmp_path / "chat.csv"
+    path.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n" + rows, encoding="utf-8")
+    skips = SkipCounter()
+    [chat] = read_discord_export(path, skips)
+    assert [m.text for m in chat.messages] == ["message 3"]
+    assert dict(skips.counts) == {"discord_bad_timestamp": 3}
+
+
+# DiscordChatExporter's CSV before 2019-12, as each form of its history wrote the same two messages and a bad row
+OLD_CSV = {
+    # 2019-09 to 2019-12: every field quoted, `;` after each
+    "AuthorID;": (
+        "AuthorID;Author;Date;Content;Attachments;Reactions;\n"
+        '"111";"sam.lee#1234";"14-Mar-19 06:02 PM";"Hey; free on Saturday?";"";"";\n'
+        '"222";"kim_k#0042";"14-Mar-19 06:03 PM";"Yes, the ""north"" trail\nbring boots";'
+        '"https://cdn.discordapp.com/attachments/1/2/map.png";"👍 (2)";\n'
+        '"333";"alexr#4242";"14-Mar-19 06:04 PM";\n'
+    ),
+    # 2019-06 to 2019-09: no AuthorID
+    "Reactions;": (
+        "Author;Date;Content;Attachments;Reactions;\n"
+        '"sam.lee#1234";"14-Mar-19 06:02 PM";"Hey; free on Saturday?";"";"";\n'
+        '"kim_k#0042";"14-Mar-19 06:03 PM";"Yes, the ""north"" trail\nbring boots";'
+        '"https://cdn.discordapp.com/attachments/1/2/map.png";"👍(2)";\n'
+        '"alexr#4242";"14-Mar-19 06:04 PM";\n'
+    ),
+    # 2018-11 to 2019-06: no reactions (written on Windows: rows end in CR LF, a content's line breaks stay LF)
+    "Attachments;": (
+        "Author;Date;Content;Attachments;\r\n"
+        '"sam.lee#1234";"14-Mar-19 06:02 PM";"Hey; free on Saturday?";"";\r\n'
+        '"kim_k#0042";"14-Mar-19 06:03 PM";"Yes, the ""north"" trail\nbring boots";'
+        '"https://cdn.discordapp.com/attachments/1/2/map.png";\r\n'
+        '"alexr#4242";"14-Mar-19 06:04 PM";\r\n'
+    ),
+    # 2018-06 to 2018-11: a content quoted only when it holds `,` or `;`, its line breaks written as ", "
+    "unquoted;": (
+        "Author;Date;Content;Attachments;\n"
+        'sam.lee#1234;14-Mar-19 06:02 PM;"Hey; free on Saturday?";;\n'
+        'kim_k#0042;14-Mar-19 06:03 PM;"Yes, the ""north"" trail, bring boots";'
+        "https://cdn.discordapp.com/attachments/1/2/map.png;\n"
+        "alexr#4242;14-Mar-19 06:04 PM;\n"
+    ),
+    # 2018-04 to 2018-06: CsvHelper's `,`, quoting what needs it; line breaks written as ", "
+    "Attachments,": (
+        "Author,Date,Content,Attachments\r\n"
+        "sam.lee#1234,14-Mar-19 06:02 PM,Hey; free on Saturday?,\r\n"
+        'kim_k#0042,14-Mar-19 06:03 PM,"Yes, the ""north"" trail, bring boots",'
+        "https://cdn.discordapp.com/attachments/1/2/map.png\r\n"
+        "alexr#4242,14-Mar-19 06:04 PM\r\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("form", list(OLD_CSV))
+def test_exporter_csv_of_before_2019_12_is_read(tmp_path, form):
+    path = tmp_path / "Direct Messages - Private - kim_k [5001].csv"
+    path.write_text(OLD_CSV[form], encoding="utf-8", newline="")
+    assert looks_like_discord(path)
+    skips = SkipCounter()
+    [chat] = read_discord_export(path, skips)
+    rows = [(m.author, m.kind, m.text, m.timestamp) for m in chat.messages]
+    line_break = ", " if form in ("unquoted;", "Attachments,") else "\n"
+    assert rows == [
+        ("sam.lee", "text", "Hey; free on Saturday?", datetime(2019, 3, 14, 18, 2)),
+        ("kim_k", "media", f'image omitted\nYes, the "north" trail{line_break}bring boots',
+         datetime(2019, 3, 14, 18, 3)),
+    ]
+    assert chat.stats["export_form"] == "csv" and chat.stats["source_chat_id"] == "5001"
+    assert dict(skips.counts) == {"discord_malformed_message": 1}
+
+
+def test_a_modern_csv_with_semicolons_in_its_fields_is_not_misread(tmp_path):
+    path = tmp_path / "chat.csv"
+    path.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n"
+                    '"111","sam;lee","2024-03-14T18:02:05+00:00","a;b;c","",""\n'
+                    '"222","kim","2024-03-14T18:03:05+00:00","Author;Date;Content;Attachments;","",""\n',
+                    encoding="utf-8")
+    [chat] = read_discord_export(path)
+    assert [(m.author, m.text) for m in chat.messages] == [("sam;lee", "a;b;c"),
+                                                          ("kim", "Author;Date;Content;Attachments;")]
+
+
+def test_a_csv_row_of_the_wrong_width_names_its_row_and_line(tmp_path):
+    path = tmp_path / "Direct Messages - Private - Kim [5001].csv"
+    path.write_text(EXPORTER_CSV, encoding="utf-8")
+    skips = SkipCounter()
+    read_discord_export(path, skips)
+    # the second row spans two lines: the seventh row starts on line 9
+    assert skips.examples["discord_malformed_message"] == (
+        f"{path}:Direct Messages - Private - Kim#position-6: row 7 (line 9) has 4 fields, not the header's 6 "
+        "(AuthorID,Author,Date,Content,Attachments,Reactions)")
+    old = tmp_path / "old.csv"
+    old.write_text(OLD_CSV["AuthorID;"], encoding="utf-8")
+    skips = SkipCounter()
+    read_discord_export(old, skips)
+    assert skips.examples["discord_malformed_message"].endswith(
+        "#position-2: row 3 (line 5) has 3 fields, not the header's 6 (AuthorID;Author;Date;Content;Attachments;"
+        "Reactions)")
 
 
 def test_plain_text_sniffing_takes_no_whatsapp_or_plain_text(tmp_path):

@@ -618,7 +618,9 @@ def test_ids_counts_and_times_written_as_floats(tmp_path):
         _message(7, text="seventh", reply_to_message_id=6.5, **{"from": None, "from_id": 1.5}),
         _message(8, text="eighth", reply_to_message_id=float("inf"), reply_to_peer_id=2.0),
         _message(9, text="ninth", reply_to_message_id=2, reply_to_peer_id=float("-inf")),
-        {k: v for k, v in _message(10, date_unixtime=1714557600.5).items() if k != "date"},
+        # a fraction of a second is floored; NaN is no time
+        {k: v for k, v in _message(10, text="tenth", date_unixtime=1714557600.5).items() if k != "date"},
+        {k: v for k, v in _message(11, date_unixtime=float("nan")).items() if k != "date"},
         id=4242.0,
     )
     skips = SkipCounter()
@@ -633,11 +635,13 @@ def test_ids_counts_and_times_written_as_floats(tmp_path):
         ("Deleted Account", "text", "seventh", None),
         ("Kim", "text", "eighth", None),
         ("Kim", "text", "ninth", "1"),
+        ("Kim", "text", "tenth", None),
     ]
     assert chat.messages[2].timestamp == datetime(2024, 5, 1, 10, 0)  # date_unixtime, in UTC
+    assert chat.messages[9].timestamp == datetime(2024, 5, 1, 10, 0)
     assert chat.stats["source_chat_id"] == "4242"
     assert dict(skips.counts) == {"telegram_bad_date": 1}
-    assert skips.examples["telegram_bad_date"].endswith(":x#10: None")
+    assert skips.examples["telegram_bad_date"].endswith(":x#11: None")
 
 
 def test_a_bad_text_entity_is_counted_and_the_message_keeps_the_rest(tmp_path):
@@ -678,3 +682,74 @@ def test_a_bad_text_entity_names_the_file_message_and_part(tmp_path, text, detai
     path = _write(tmp_path, _chat(_message(1), _message(2, text=text)))
     read_telegram_export(path, skips)
     assert skips.examples["telegram_bad_entity"] == f"{path}:x#2: {detail}"
+
+
+def test_a_bad_part_of_a_poll_is_counted_and_the_poll_keeps_the_rest(tmp_path):
+    poll = {"question": ["Which ", {"type": "bold"}, "day?"], "closed": False, "total_voters": 3,
+            "answers": [{"text": ["Sat", None], "voters": 2, "chosen": False},
+                        "Sun",
+                        {"text": 7, "voters": 1, "chosen": False},
+                        {"text": "Mon", "voters": 0, "chosen": True}]}
+    skips = SkipCounter()
+    path = _write(tmp_path, _chat(_message(1, text="", poll=poll)))
+    [chat] = read_telegram_export(path, skips)
+    assert [(m.kind, m.text) for m in chat.messages] == [
+        ("poll", "POLL:\nWhich day?\nOPTION: Sat (2 votes)\nOPTION:  (1 vote)\nOPTION: Mon (0 votes)")]
+    assert dict(skips.counts) == {"telegram_bad_entity": 4} and chat.stats["skipped"] == {"telegram_bad_entity": 4}
+    assert skips.examples["telegram_bad_entity"] == f"{path}:x#1: poll.question[1] is an entity without text"
+
+
+@pytest.mark.parametrize(
+    ("poll", "detail"),
+    [
+        ({"question": "Which day?", "answers": [{"text": ["Sat", 5], "voters": 1}]},
+         "poll.answers[0].text[1] is a int, not a string or an entity"),
+        ({"question": "Which day?", "answers": [{"text": "Sat", "voters": 1}, "Sun"]},
+         "poll.answers[1] is a str, not an answer"),
+        ({"question": "Which day?", "answers": [{"text": 7, "voters": 1}]}, "poll.answers[0].text is a int"),
+        ({"question": {"type": "bold"}, "answers": []}, "poll.question is a dict"),
+    ],
+)
+def test_a_bad_part_of_a_poll_names_the_question_or_answer(tmp_path, poll, detail):
+    skips = SkipCounter()
+    path = _write(tmp_path, _chat(_message(1, text="", poll=poll)))
+    read_telegram_export(path, skips)
+    assert skips.examples["telegram_bad_entity"] == f"{path}:x#1: {detail}"
+
+
+def test_bad_text_parts_are_read_from_text_entities_that_give_the_same_message(tmp_path):
+    # Desktop writes `text` and `text_entities` from one list of parts: a plain part is a string in one and a
+    # {"type": "plain"} entity in the other
+    entities = [{"type": "plain", "text": "see "}, {"type": "bold", "text": "this"}, {"type": "plain", "text": " now"}]
+    data = _chat(
+        _message(1, text=["see ", {"type": "bold"}, " now"], text_entities=entities),
+        _message(2, text=["see ", None, {"type": "bold", "text": 5}], text_entities=entities),
+        _message(3, text=["see ", None, " now"], text_entities=[entities[0], 5, entities[2]]),  # bad in both
+        _message(4, text=["see ", {"type": "bold"}, " later"], text_entities=entities),  # they disagree
+        _message(5, text=["see ", {"type": "bold"}], text_entities=entities),  # not as many parts
+        _message(6, text=["see ", {"type": "bold"}, " now"], text_entities="see this now"),  # no list
+    )
+    skips = SkipCounter()
+    path = _write(tmp_path, data)
+    [chat] = read_telegram_export(path, skips)
+    assert [m.text for m in chat.messages] == [
+        "see this now", "see this now", "see  now", "see  later", "see", "see  now"]
+    assert dict(skips.counts) == {"telegram_bad_entity": 4}
+    assert skips.examples["telegram_bad_entity"] == f"{path}:x#3: text[1] is a NoneType, not a string or an entity"
+
+
+def test_a_fractional_unixtime_without_a_date_is_floored_to_the_second(tmp_path):
+    def undated(id_, unix):
+        return {k: v for k, v in _message(id_, text=f"m{id_}", date_unixtime=unix).items() if k != "date"}
+
+    data = _chat(undated(1, 1714557600.5), undated(2, "1714557600.999"), undated(3, 1714557659.999),
+                 undated(4, "1714557600"), undated(5, float("inf")), undated(6, "soon"), undated(7, True))
+    skips = SkipCounter()
+    path = _write(tmp_path, data)
+    [chat] = read_telegram_export(path, skips)
+    assert {m.text: m.timestamp for m in chat.messages} == {
+        "m1": datetime(2024, 5, 1, 10, 0), "m2": datetime(2024, 5, 1, 10, 0),
+        "m3": datetime(2024, 5, 1, 10, 0, 59), "m4": datetime(2024, 5, 1, 10, 0)}  # floored, never rounded up
+    assert dict(skips.counts) == {"telegram_bad_date": 3}
+    paris = read_telegram_export(path, tz="Europe/Paris")[0].messages[0].timestamp
+    assert paris == datetime(2024, 5, 1, 12, 0)

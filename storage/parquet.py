@@ -76,10 +76,11 @@ class ParquetShardWriter:
         if not self._buffer:
             return
         table = pa.Table.from_pylist(self._buffer, schema=self.schema)
-        self._writer.write_table(table, row_group_size=self.row_group_rows)
-        self.rows += table.num_rows
+        # the rows' strings (and the UTF-8 copy Python keeps of each non-ASCII one) go before Parquet's own copies
         self._buffer.clear()
         self._buffered_chars = 0
+        self._writer.write_table(table, row_group_size=self.row_group_rows)
+        self.rows += table.num_rows
 
     def close(self) -> Path:
         try:

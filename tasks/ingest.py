@@ -11,7 +11,9 @@ URL and time are taken from the record or from the `metadata`, `meta` or `warc_h
 RedPajama and OSCAR write. A line that is not UTF-8 or not a JSON object is counted and the next one read; a JSON
 array or a pretty-printed JSON file is refused, saying so. A plain text file is UTF-8, or UTF-16/32 with a
 byte-order mark; one with NUL bytes (binary data given by mistake) is refused naming where. A file that gives no
-record at all is counted (`no_records`), as an empty WET file is.
+record at all is counted (`no_records`), as an empty WET file is. No document holds more than MAX_DOCUMENT_CHARS:
+a longer text (a whole file in `file` mode, one paragraph or line, a JSON record's text) is kept in full as
+consecutive numbered parts cut at paragraph, line or word breaks, counted once as `too_long_split_kept`.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ STAGE = "ingest"
 # also from metadata/meta/warc_headers, lone surrogates as U+FFFD, NaN as null, a BOM no longer costs line 1;
 # 5: a clock outlier cuts no chat session, Messenger/Discord zips and forms, Telegram encodings and bad entities,
 # WhatsApp databases' broadcast lists, @lid display names and seconds timestamps, damaged whole-gzip WARCs,
-# ARC lengths too short
+# ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts
 STAGE_VERSION = "5"
 log = logging.getLogger(__name__)
 
@@ -311,13 +313,17 @@ def _record_url_and_time(record: dict) -> tuple[object, object]:
     return url, time
 
 
-def _raw_lines(fh: io.BufferedIOBase) -> Iterator[bytes]:
-    """The file's lines as bytes, ending in LF, CRLF or, as classic Mac files end them, a CR alone."""
-    for raw in iter(fh.readline, b""):
-        if b"\r" in raw and b"\r" in raw.rstrip(b"\r\n"):  # CRs inside what LF ends: each one ends a line
-            yield from raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").splitlines(keepends=True)
-        else:
-            yield raw
+def _read_raw_line(fh: io.BufferedIOBase, pending: list[bytes]) -> bytes:
+    """The file's next line as bytes (b"" at its end), ending in LF, CRLF or, as classic Mac files end them, a CR
+    alone; `pending` keeps, last first, the other lines of what LF ended. A function, not a generator, so that
+    nothing holds a long line once its reader lets it go."""
+    if pending:
+        return pending.pop()
+    raw = fh.readline()
+    if b"\r" in raw and b"\r" in raw.rstrip(b"\r\n"):  # CRs inside what LF ends: each one ends a line
+        pending.extend(reversed(raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").splitlines(keepends=True)))
+        return pending.pop()
+    return raw
 
 
 def _not_json_lines(path: Path, line_no: int, line: str, record: object) -> InputFileError | None:
@@ -340,19 +346,52 @@ def _missing_text(record: dict, field_name: str) -> str:
     return f"no field '{field_name}' (fields: {fields}); set ingest.jsonl_text_field to read another one"
 
 
-def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter) -> Iterator[Document]:
-    """One document per JSON line; `url`/`timestamp` kept when present, other fields go to `meta`."""
+# A longer text (a file in `file` mode, a paragraph or line, a JSON record's text) becomes several documents, cut
+# by `_parts` and counted as `too_long_split_kept`: writing one 200 MB document to Parquet took ten times its size
+# (its column statistics, dictionary and page buffers each copy it) and every later stage would hold it whole.
+# Almost every book fits in one (In Search of Lost Time has some 7 million characters).
+MAX_DOCUMENT_CHARS = 10_000_000
+
+
+def _part_end(text: str, start: int, limit: int) -> int:
+    """Where the part of `text` from `start` ends, at most at `limit`: after the last paragraph break before
+    `limit`, else the last line break, else the last space, else at `limit`."""
+    for sep in ("\n\n", "\n", " "):
+        at = text.rfind(sep, start, limit)
+        if at >= 0:
+            return at + len(sep)
+    return limit
+
+
+def _parts(text: str, max_chars: int) -> Iterator[str]:
+    """`text` in consecutive parts of at most `max_chars` characters (`_part_end`), whose concatenation is it."""
+    start = 0
+    while len(text) - start > max_chars:
+        end = _part_end(text, start, start + max_chars)
+        yield text[start:end]
+        start = end
+    yield text[start:] if start else text
+
+
+def _split_detail(chars: int, parts: int, max_chars: int) -> str:
+    return (f"{chars:,} characters, more than the {max_chars:,} a document may hold: kept as {parts} documents "
+            "cut at paragraph or line breaks")
+
+
+def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter,
+                         _max_chars: int = MAX_DOCUMENT_CHARS) -> Iterator[Document]:
+    """One document per JSON line; `url`/`timestamp` kept when present, other fields go to `meta`. A text longer
+    than `_max_chars` gives one document per part (`_parts`), with `_part` in `meta`."""
     path = Path(f.path)
     field_name = params.jsonl_text_field
     skipped_before, documents = skips.total, 0
     try:
         fh, codec = _open_binary(path)
         with fh:
-            line_no = 0
-            lines = _raw_lines(fh)
+            line_no, pending = 0, []
             while True:
                 try:
-                    raw = next(lines, b"")
+                    raw = _read_raw_line(fh, pending)
                 except _DECOMPRESSION_ERRORS as e:
                     if codec is None:
                         raise
@@ -371,6 +410,7 @@ def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter)
                 except UnicodeDecodeError as e:
                     skips.skip("not_utf8", f"{path}:{line_no}", f"byte {e.start}: {raw[e.start:e.start + 1]!r}")
                     continue
+                del raw  # a long line is held once: as its text, then as its record
                 try:
                     record = _JSON.decode(line)
                 except (ValueError, RecursionError) as e:  # also too deep, or an integer of over 4,300 digits
@@ -397,24 +437,31 @@ def iter_jsonl_documents(f: InputFile, params: IngestParams, skips: SkipCounter)
                     ts = None
                 rest = {k: v for k, v in record.items() if k not in (field_name, "url", "timestamp", "created")}
                 rest["_line"] = line_no
-                meta = json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)
                 url = str(url) if url is not None else None
-                if "\\ud" in line or "\\uD" in line:  # a lone surrogate cannot be written as UTF-8: U+FFFD
-                    text, meta = without_surrogates(text), without_surrogates(meta)
+                surrogates = "\\ud" in line or "\\uD" in line  # a lone one cannot be written as UTF-8: U+FFFD
+                del record, line  # nor while its documents are written
+                if surrogates:
+                    text = without_surrogates(text)
                     url = without_surrogates(url) if url else url
-                documents += 1
-                yield Document(
-                    id=stable_id(f.source, f.sha256, str(line_no)),
-                    text=text,
-                    source=f.source,
-                    url=url,
-                    timestamp=ts,
-                    meta=meta,
-                )
+                if len(text) <= _max_chars:
+                    documents += 1
+                    yield Document(id=stable_id(f.source, f.sha256, str(line_no)), text=text, source=f.source,
+                                   url=url, timestamp=ts, meta=_jsonl_meta(rest, surrogates))
+                    continue
+                for k, part in enumerate(_parts(text, _max_chars)):
+                    documents += 1
+                    yield Document(id=stable_id(f.source, f.sha256, f"{line_no}.{k}"), text=part, source=f.source,
+                                   url=url, timestamp=ts, meta=_jsonl_meta({**rest, "_part": k}, surrogates))
+                skips.skip("too_long_split_kept", f"{path}:{line_no}", _split_detail(len(text), k + 1, _max_chars))
     except OSError as e:
         raise InputFileError(f"{path}: cannot be read ({e})") from e
     if not documents and skips.total == skipped_before:
         skips.skip("no_records", str(path), "no JSON line in the file" if not line_no else "only blank lines")
+
+
+def _jsonl_meta(rest: dict, surrogates: bool) -> str:
+    meta = json.dumps(rest, ensure_ascii=False, sort_keys=True, default=str)
+    return without_surrogates(meta) if surrogates else meta
 
 
 _TEXT_CHUNK_BYTES = 1 << 21  # a plain text file is read, decoded and split this many bytes at a time
@@ -487,25 +534,47 @@ def _iter_lf_text(chunks: Iterator[str]) -> Iterator[str]:
         yield "\n"
 
 
-def _iter_split_text(chunks: Iterator[str], sep: str) -> Iterator[tuple[str, bool]]:
-    """(piece, is_last) for the pieces of "".join(chunks).split(sep) (sep "\\n" or "\\n\\n"), in order, holding
-    one piece at a time: a "\\n\\n" may straddle two chunks."""
+def _iter_split_text(chunks: Iterator[str], sep: str | None, max_chars: int) -> Iterator[tuple[str, bool, bool]]:
+    """(text, ends_piece, is_last) for the pieces of "".join(chunks).split(sep) (sep "\\n" or "\\n\\n"; None:
+    the whole text is one piece), in order, holding one piece at a time: a "\\n\\n" may straddle two chunks. A
+    piece longer than `max_chars` comes in parts (`_parts`), read as they fill, the last one ending the piece."""
     tail: list[str] = []  # the piece being read, in parts (none empty)
+    tail_chars = 0
     for text in chunks:
         if sep == "\n\n" and tail and tail[-1].endswith("\n") and text.startswith("\n"):
             tail[-1] = tail[-1][:-1]  # the piece's last "\n" is unmatched: with this one, a separator
-            yield "".join(tail), False
-            tail, text = [], text[1:]
-        parts = text.split(sep)
+            yield from _piece_parts("".join(tail), max_chars, False)
+            tail, tail_chars, text = [], 0, text[1:]
+        parts = text.split(sep) if sep else [text]
         if len(parts) > 1:
             tail.append(parts[0])
-            yield "".join(tail), False
+            yield from _piece_parts("".join(tail), max_chars, False)
             for piece in itertools.islice(parts, 1, len(parts) - 1):
-                yield piece, False
-            tail = []
+                yield from _piece_parts(piece, max_chars, False)
+            tail, tail_chars = [], 0
         if parts[-1]:
             tail.append(parts[-1])
-    yield "".join(tail), True
+            tail_chars += len(parts[-1])
+        held = int(sep == "\n\n" and bool(tail) and tail[-1].endswith("\n"))  # maybe half a separator
+        if tail_chars - held > max_chars:  # the piece's full parts go now; what may still grow stays
+            piece = "".join(tail)
+            *full, rest = _parts(piece[:-1] if held else piece, max_chars)
+            for part in full:
+                yield part, False, False
+            tail = [rest + "\n" if held else rest]
+            tail_chars = len(tail[0])
+    yield from _piece_parts("".join(tail), max_chars, True)
+
+
+def _piece_parts(piece: str, max_chars: int, last: bool) -> Iterator[tuple[str, bool, bool]]:
+    """(part, ends_piece, is_last) for a whole piece: itself, or its parts when longer than `max_chars`."""
+    if len(piece) <= max_chars:
+        yield piece, True, last
+        return
+    *full, rest = _parts(piece, max_chars)
+    for part in full:
+        yield part, False, False
+    yield rest, True, last
 
 
 def _blank(text: str) -> bool:
@@ -513,32 +582,42 @@ def _blank(text: str) -> bool:
     return not text or text.isspace()
 
 
-def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter,
-                        _chunk_bytes: int = _TEXT_CHUNK_BYTES) -> Iterator[Document]:
+def iter_text_documents(f: InputFile, params: IngestParams, skips: SkipCounter, _chunk_bytes: int = _TEXT_CHUNK_BYTES,
+                        _max_chars: int = MAX_DOCUMENT_CHARS) -> Iterator[Document]:
     """A plain text file as one document, or one per paragraph / line (`text_split`), read a few MiB at a time:
-    for paragraphs and lines the memory held is that of the longest piece, not of the file."""
+    for paragraphs and lines the memory held is that of the longest piece, not of the file. A piece longer than
+    `_max_chars` gives one document per part (`_parts`), numbered `<piece>.<part>` in its id and url, with `part`
+    in `meta`; it is read a part at a time."""
     path = Path(f.path)
     name = path.name
+    sep = {"file": None, "paragraph": "\n\n", "line": "\n"}[params.text_split]
+    splits: list[tuple[str, str]] = []  # (where, detail) of each piece cut: counted once the whole file has decoded
     with open(path, "rb") as fh:
         chunks = _iter_lf_text(_iter_decoded_text(path, fh, _chunk_bytes))
-        if params.text_split == "file":
-            text = "".join(chunks)
-            pieces: Iterator[tuple[str, bool]] = iter(((text, True),))
-        else:
-            pieces = _iter_split_text(chunks, "\n\n" if params.text_split == "paragraph" else "\n")
         empty, documents = True, 0
-        for i, (piece, last) in enumerate(pieces):
-            empty = empty and not piece and last  # one piece only, and empty: the text is empty
-            if _blank(piece):
+        i = k = chars = before = 0  # the piece, its part (0 when whole), its characters so far, documents before it
+        for text, ends_piece, last in _iter_split_text(chunks, sep, _max_chars):
+            empty = empty and not text and last  # one piece only, and empty: the text is empty
+            split = k > 0 or not ends_piece
+            if not _blank(text):
+                documents += 1
+                yield Document(
+                    id=stable_id(f.source, f.sha256, f"{i}.{k}" if split else str(i)),
+                    text=text,
+                    source=f.source,
+                    url=(f"file://{name}#{i}.{k}" if split else f"file://{name}" if i == 0 and last
+                         else f"file://{name}#{i}"),
+                    meta=json.dumps({"file": name, "piece": i, **({"part": k} if split else {})}),
+                )
+            if not ends_piece:
+                k, chars = k + 1, chars + len(text)
                 continue
-            documents += 1
-            yield Document(
-                id=stable_id(f.source, f.sha256, str(i)),
-                text=piece,
-                source=f.source,
-                url=f"file://{name}" if i == 0 and last else f"file://{name}#{i}",
-                meta=json.dumps({"file": name, "piece": i}),
-            )
+            if split and documents > before:  # a blank piece is dropped, cut or not
+                splits.append((str(path) if sep is None else f"{path}#{i}",
+                               _split_detail(chars + len(text), documents - before, _max_chars)))
+            i, k, chars, before = i + 1, 0, 0, documents
+    for where, detail in splits:
+        skips.skip("too_long_split_kept", where, detail)
     if not documents:  # every piece blank: the text is whitespace, or empty
         skips.skip("no_records", str(path), "an empty file" if empty else "only whitespace")
 
@@ -634,7 +713,9 @@ def ingest_file(
         if messages_part_path:
             ParquetShardWriter(messages_part_path, MESSAGE_SCHEMA).close()
     result.extra["skipped"] = dict(skips.counts)
-    result.docs_in = result.docs_out + skips.total  # records read: kept documents plus skipped records
+    # records read: kept documents plus skipped records; a `*_kept` reason is a notice about a kept document
+    # (a bad time, a cut record, a text split in parts), not a record lost
+    result.docs_in = result.docs_out + sum(n for reason, n in skips.counts.items() if not reason.endswith("_kept"))
     result.info["skip_examples"] = dict(skips.examples)
     return result
 

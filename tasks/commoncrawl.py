@@ -19,22 +19,26 @@ from its 14-digit Archive-date, with the same skips.
 A record that cannot be used (a revisit, a non-HTML or empty page, a non-2xx status, a broken HTTP body, a bad
 target URI…) is skipped and counted with its file and byte offset; a stretch of the file that breaks the framing
 is counted too (`warc_read_error`; in an ARC file `arc_read_error`: garbage between records, a garbled header
-line, a corrupt gzip member), and reading goes on at the next record found after it (after garbage in an ARC file,
-a header line whose URL holds spaces is found by its well-formed right end); a file that holds no record besides
-`warcinfo` (or an ARC file's version block) is counted (`no_records`). Damage inside a gzip stream costs the
-record it falls in and what follows it in that stream, not the records before it, even in a small file gzipped
-whole, which FastWARC would lose whole; zlib finds some damage only at the stream's end, by its checksum, so what
-was read before is kept as read. An ARC record whose Archive-length is off is read to where the next record starts
-(the page whole) and counted as `arc_read_error`. A record cut short (by the end of the file, inside a gzip member
-or not, or by a Content-Length that runs into the next record) keeps the text it holds, with `truncated: true` in
-its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as `truncated_gzip` (the
-file ends inside its gzip member; also when it ends inside its gzip stream between two records) or
-`truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it, as does one
-whose gzip stream breaks before its first whole record (naming the offset).
+line, a corrupt gzip member), and reading goes on at the next record found after it, inside a gzip stream too (after
+garbage in a WARC file, the next version line after the end of the record before it, so that a record quoted in a
+page is never read as one; in an ARC file, a header line whose URL holds spaces is found by its well-formed right
+end); a file that holds no record besides `warcinfo` (or an ARC file's version block) is counted (`no_records`).
+Damage inside a gzip stream costs the record it falls in and what follows it in that stream, not the records before
+it, even in a small file gzipped whole, which FastWARC would lose whole (or one whose first record is big). zlib
+finds some damage only at the stream's end, by its checksum: so in a gzip stream that holds many records, a page
+whose block does not match its `WARC-Block-Digest` is counted (`warc_digest_mismatch`) instead of being read; with
+no digest it can check, what was read is kept as read. An ARC record whose Archive-length is off is read to where
+the next record starts (the page whole) and counted as `arc_read_error`. A record cut short (by the end of the file,
+inside a gzip member or not, or by a Content-Length that runs into the next record) keeps the text it holds, with
+`truncated: true` in its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as
+`truncated_gzip` (the file ends inside its gzip member; also when it ends inside its gzip stream between two
+records) or `truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it, as
+does one whose gzip stream breaks before its first whole record (naming the offset).
 """
 
 from __future__ import annotations
 
+import base64
 import codecs
 import hashlib
 import io
@@ -104,7 +108,8 @@ def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
         head = _first_bytes(fh)
         if _is_arc(head):
             return "warc"  # ARC records are web pages with their HTTP headers: read as WARC
-        stream = _InflatedGzip(fh, 0) if _gzip_holds_many_records(fh, 0) else fh
+        span = _gzip_to_inflate(fh, 0)
+        stream = _InflatedGzip(fh, 0, one_member=span == "member") if span else fh
         fh.seek(0)
         try:
             for record in ArchiveIterator(stream, parse_http=False, quirks_mode=_bare_lf(head)):
@@ -298,13 +303,19 @@ def _bare_lf(head: bytes) -> bool:
 def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     """Every record of the file, HTTP headers parsed but bodies left encoded (decoding errors stay per record).
 
-    A stretch that breaks the WARC framing (a garbled header, a record cut short, a Content-Length that runs
-    past the next records) is counted as one skip, and reading goes on at the next record start found after
-    it: the next gzip member that holds a WARC record (gzip per record, as Common Crawl writes them), or the
-    next "WARC/1.x" line (uncompressed files). Failing on the very first record means the file is not WARC.
-    A gzip stream that holds many records (a file gzipped whole) is inflated by `_InflatedGzip`, which stops where
-    the stream breaks: the records before the damage are read whole, the one it falls in is lost, and the damage is
-    counted (`warc_read_error`) with its offset in the file.
+    A stretch that breaks the WARC framing (garbage, a garbled header, a record cut short, a Content-Length that runs
+    past the next records) is counted as one skip, and reading goes on at the next record start found after it: the
+    next gzip member that holds a WARC record (gzip per record, as Common Crawl writes them), or the next "WARC/1.x"
+    line (uncompressed files, and gzip streams we inflate). That line is searched for from the end of the record read
+    before, where its Content-Length says, when the record ends there (the two newlines that end a record follow its
+    block): what its block holds is never taken for a record; when it does not end there, its Content-Length is off
+    and the search starts inside it.
+    Failing on the very first record means the file is not WARC.
+    A gzip stream that holds many records (a file gzipped whole), or whose first record is too big to tell, is
+    inflated by `_InflatedGzip`, which stops where the stream breaks: the records before the damage are read whole,
+    the one it falls in is lost, and the damage is counted (`warc_read_error`) with its offset in the file. Its
+    records' blocks are checked against their `WARC-Block-Digest` (`_read_payload`), since zlib finds some damage only
+    at the stream's end.
     Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks.
     An ARC file is read by `_iter_arc_records`, record by record, as the WARC records they stand for.
     """
@@ -319,26 +330,43 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
         quirks = _bare_lf(head)
         truncated_at = _truncated_last_member(fh) if gzipped else None
         start, count, unreadable = 0, 0, ""  # why the first record could not be read, if it could not
+        member_read = False  # the round before read a gzip member to its end: what breaks at `start` is new
         while start is not None:
-            first_round = start == 0
-            stream = _InflatedGzip(fh, start) if gzipped and _gzip_holds_many_records(fh, start) else None
+            first_round, fresh, member_read = start == 0, member_read, False
+            span = _gzip_to_inflate(fh, start) if gzipped else None
+            stream = _InflatedGzip(fh, start, one_member=span == "member") if span else None
             fh.seek(start)
             records = iter(ArchiveIterator(stream or fh, parse_http=False, quirks_mode=quirks))
             last_offset, last_where, read_any, cut_short = start, f"{path}:{start}", False, ""
             broken, lost, ends_inside = "", "", False
+            last = _Framed(start, 0, None)  # the last record read
+            bad: _BadStretch | None = None  # what follows it breaks the framing: counted once reading resumes
             while True:
                 try:
                     record = next(records)
                 except StopIteration:
                     break
                 except (OSError, ValueError) as e:
-                    if stream is not None and stream.stopped:
-                        break  # FastWARC read what came before the damage or the cut: counted below
-                    if count == 0:
+                    if count == 0 and (stream is None or not stream.stopped):
                         raise InputFileError(f"{path}: not a WARC file or unreadable from the start ({e})") from e
-                    broken = str(e)
+                    if bad is None and read_any and (stream is not None or not gzipped):
+                        bad = _bad_stretch(fh, stream, path, last, last_where, str(e))
+                    if bad is not None and bad.resume_after(fh, stream) is not None:
+                        records = iter(ArchiveIterator(stream or fh, parse_http=False, quirks_mode=quirks))
+                        continue
+                    if stream is not None and stream.stopped:
+                        bad = None  # it is where the stream stops: counted with the damage or the cut, below
+                        break  # FastWARC read what came before the damage or the cut
+                    if bad is None:  # gzip per record; a plain file whose Content-Length is off: resumed below
+                        broken = str(e)
+                        break
+                    skips.skip("warc_read_error", *bad.counted(fh, stream, resumed=False))
+                    bad = None
                     break
                 offset, where = _record_place(record, path, stream)
+                if bad is not None:
+                    skips.skip("warc_read_error", *bad.counted(fh, stream, resumed=True))
+                    bad = None
                 cut = offset == truncated_at  # its reader keeps what it can, or counts `truncated_gzip`
                 if stream is not None and stream.cuts(record):
                     if stream.damage:
@@ -352,6 +380,12 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                     truncated_at = None
                 count += 1
                 read_any, last_offset, last_where, counted = True, offset, where, skips.total
+                if stream is not None:
+                    last = _Framed(record.stream_pos, record.content_length, stream.block_end(record))
+                    if record.record_type in _DIGEST_CHECKED:
+                        stream.watch(record, last.block_end)
+                elif not gzipped:  # gzip per record resumes at the next member instead
+                    last = _Framed(record.stream_pos, record.content_length, None)
                 yield _Located(record, offset, where, cut, stream)
                 while record.reader.read(_DRAIN_CHUNK):  # what the reader left, so its length can be checked
                     pass
@@ -360,6 +394,8 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                 ends_inside = cut or bool(cut_short and stream is not None and stream.stopped and not stream.damage)
                 if ends_inside and skips.total == counted:  # a record no reader counts (warcinfo, metadata…)
                     skips.skip("truncated_gzip", where, _CUT_SHORT)
+            if bad is not None:  # nothing after the last version line tried
+                skips.skip("warc_read_error", *bad.counted(fh, stream, resumed=False))
             if stream is not None and stream.stopped:
                 truncated_at = None  # the stream says where the file ends inside a member
                 if not stream.damage:
@@ -377,6 +413,10 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                     skips.skip("warc_read_error", f"{path}:{stream.stopped_at}",
                                f"the gzip stream does not inflate from here ({stream.damage}){lost}; {resumed}")
                 continue
+            if stream is not None and stream.member_end is not None and not broken and not cut_short:
+                start = _after_padding(fh, stream.member_end)  # a big first record's member read: FastWARC goes on
+                member_read = True
+                continue
             if not broken and not cut_short:
                 break  # the end of the file, at a record boundary
             # Resume after the start of the last record read (or after `start` when nothing could be read from
@@ -388,8 +428,10 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                 if start is not None:
                     log.info("%s: %s; %s", last_where, cut_short, resumed)
                 continue
-            if read_any:  # else the same broken stretch as the round before, already counted
+            if read_any:
                 skips.skip("warc_read_error", last_where, f"after this record: {broken}; {resumed}")
+            elif fresh:  # else the same broken stretch as the round before, already counted
+                skips.skip("warc_read_error", last_where, f"no WARC record here ({broken}); {resumed}")
         if count == 0 and unreadable:
             raise InputFileError(f"{unreadable}, before its first whole record")
         if count == 0:
@@ -398,13 +440,125 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
             skips.skip("truncated_gzip", f"{path}:{truncated_at}", _CUT_SHORT)
 
 
+# The records whose block is checked against its digest in a gzip stream we inflate: the ones documents come from.
+_DIGEST_CHECKED = (WarcRecordType.response, WarcRecordType.resource, WarcRecordType.conversion)
+
+
+@dataclass(frozen=True)
+class _Framed:
+    """Where a record read starts (in the file, or in the gzip stream we inflate), the length of its block as FastWARC
+    reads it (its Content-Length, or 0 when its headers are garbled), and where its block ends (in a gzip stream, found
+    when the record is read: its headers are not held for long)."""
+
+    pos: int
+    length: int
+    block_end: int | None
+
+
+@dataclass
+class _BadStretch:
+    """Bytes after a record that break the WARC framing (garbage, a garbled record), skipped to the next version line
+    and counted once (`warc_read_error`) when reading resumes after them, or the file ends in them.
+
+    When the record before them ends where its Content-Length says (the two newlines that end a record follow its
+    block), they start there and are counted from there, with their length. When it does not, its Content-Length is
+    off (a record cut short, or longer than it says): the next version line is searched for from inside it, and the
+    skip names the record."""
+
+    at: int  # where they start (framed), or where the record before starts
+    where: str  # the same, for messages
+    after: str  # the record before them
+    why: str  # FastWARC's error
+    framed: bool
+    tried: int = -1  # the last version line tried
+    resumed: str = ""  # the same, for messages
+
+    def resume_after(self, fh: BinaryIO, stream: _InflatedGzip | None) -> int | None:
+        """The next version line after what was tried, with the file or the stream positioned on it; or None."""
+        after = max(self.at, self.tried) + 1
+        resume = stream.find(_VERSION_ANYWHERE, after) if stream is not None else _next_record_start(fh, after, False)
+        if resume is None:
+            return None
+        self.tried = resume
+        if stream is not None:
+            stream.rewind(resume)
+            self.resumed = "{}+{}".format(*stream.member_of(resume))
+        else:
+            fh.seek(resume)
+            self.resumed = str(resume)
+        return resume
+
+    def counted(self, fh: BinaryIO, stream: _InflatedGzip | None, resumed: bool) -> tuple[str, str]:
+        """Where and why, for the skip; `resumed`: whether a record was read after them."""
+        if resumed:
+            end, then = self.tried, f"reading resumes at offset {self.resumed}"
+        elif stream is not None:
+            end, then = stream.produced, "nothing readable after it in its gzip stream"
+        else:
+            end, then = fh.seek(0, io.SEEK_END), "nothing readable after it"
+        if not self.framed:
+            return self.after, f"after this record: {self.why}; {then}"
+        return self.where, f"{end - self.at} bytes after the record at {self.after} are no WARC record ({self.why}); " \
+                           f"{then}"
+
+
+# How many newlines after a record's block are read to tell where what follows it starts.
+_NEWLINES_MAX = 1 << 12
+# What ends a record after its block: two newlines (CRLF, or a bare LF as some writers end lines).
+_RECORD_END = re.compile(rb"\r\n\r\n|\n\n")
+# The end of a block read past its record into the next one's WARC headers: a version line, then no blank line.
+_ENDS_IN_WARC_HEADERS = re.compile(rb"\n" + _VERSION_LINE + rb"(?:[^\r\n]+\r?\n)*[^\r\n]*\r?\Z")
+_TAIL_READ = 1 << 12
+
+
+def _bad_stretch(
+    fh: BinaryIO, stream: _InflatedGzip | None, path: Path, last: _Framed, last_where: str, why: str
+) -> _BadStretch | None:
+    """What breaks the framing after the record `last` (read whole): from the end of its block when the two newlines
+    that end a record follow it; else (its Content-Length is off) from its start in a gzip stream, and None in a plain
+    file, which `_iter_records` reads on from inside the record as it reads on after a record cut short."""
+    if stream is not None:
+        end = last.block_end
+        tail = stream.bytes_at(max(last.pos, end - _TAIL_READ), min(end - last.pos, _TAIL_READ)) if end else None
+        after = stream.bytes_at(end, _NEWLINES_MAX) if end is not None else None
+    else:
+        fh.seek(last.pos)
+        length = _header_length(fh.read(_HEADER_MAX), 0)
+        end = last.pos + length + last.length if length is not None else None
+        tail = after = None
+        if end is not None:
+            fh.seek(max(last.pos, end - _TAIL_READ))
+            tail, after = fh.read(min(end - last.pos, _TAIL_READ)), fh.read(_NEWLINES_MAX)
+    # A block that ends inside what reads as a record's WARC headers ran past its record, onto the next one.
+    if after is None or not _RECORD_END.match(after) or (tail is not None and _ENDS_IN_WARC_HEADERS.search(tail)):
+        return _BadStretch(last.pos, last_where, last_where, why, framed=False) if stream is not None else None
+    at = end + len(after) - len(after.lstrip(b"\r\n"))
+    where = f"{path}:{at}" if stream is None else _stream_place(path, *stream.member_of(at))
+    return _BadStretch(at, where, last_where, why, framed=True)
+
+
+def _after_padding(fh: BinaryIO, pos: int) -> int | None:
+    """The offset of the first byte at or after `pos` that is not zero padding after a gzip member; None at the end."""
+    fh.seek(pos)
+    while chunk := fh.read(_SCAN_CHUNK):
+        data = chunk.lstrip(b"\x00")
+        if data:
+            return pos + len(chunk) - len(data)
+        pos += len(chunk)
+    return None
+
+
 def _record_place(record: WarcRecord, path: Path, stream: _InflatedGzip | None) -> tuple[int, str]:
     """A record's offset, and where it is for skip messages: its offset in the file, or, in a gzip stream we
     inflate, the offset of the gzip member it starts in ("file:member", "file:member+offset-inflated-in-it")."""
     if stream is None:
         return record.stream_pos, f"{path}:{record.stream_pos}"
     member, inside = stream.member_of(record.stream_pos)
-    return member, f"{path}:{member}+{inside}" if inside else f"{path}:{member}"
+    return member, _stream_place(path, member, inside)
+
+
+def _stream_place(path: Path, member: int, inside: int) -> str:
+    return f"{path}:{member}+{inside}" if inside else f"{path}:{member}"
 
 
 _CUT_SHORT = "the file ends inside this record's gzip member (an interrupted download?)"
@@ -449,53 +603,71 @@ def _inflate_member(data: memoryview) -> tuple[bytes, int, bool]:
 
 # The first record of a file gzipped whole is found within this much of its inflated start (a `warcinfo`, or a page)
 _WHOLE_CHECK = 8 << 20
+# What `_gzip_to_inflate` says `_InflatedGzip` inflates: the rest of the file, or the gzip member at the start only.
+_GzipSpan = Literal["stream", "member"]
 
 
-def _gzip_holds_many_records(fh: BinaryIO, start: int) -> bool:
-    """Whether the gzip member at `start` holds more than one WARC record (a file gzipped whole), or breaks before
-    its first record ends: such a stream is inflated by `_InflatedGzip`. A member per record (gzip per record, as
-    Common Crawl writes them) is left to FastWARC, which reads it faster; so is a member whose first record runs
-    past `_WHOLE_CHECK` bytes, or one that holds no WARC record at all (FastWARC says what it is not)."""
+def _gzip_to_inflate(fh: BinaryIO, start: int) -> _GzipSpan | None:
+    """Whether the gzip member at `start` is inflated by `_InflatedGzip` rather than by FastWARC, and how far.
+
+    "stream" (the rest of the file) when the member holds more than one WARC record (a file gzipped whole) or breaks
+    before its first record ends. "member" (this member only) when its first record runs past `_WHOLE_CHECK` bytes:
+    it may be a file gzipped whole whose first record is big, which FastWARC would lose whole after damage or garbage,
+    or a member per record whose first record is big, after which FastWARC reads the members that follow. None for a
+    member per record (gzip per record, as Common Crawl writes them), which FastWARC reads faster, and for a member
+    that holds no WARC record at all (FastWARC says what it is not)."""
     fh.seek(start)
     if fh.read(3) != _GZIP_MAGIC:
-        return False
+        return None
     fh.seek(start)
     inflater, records, carry, seen = zlib.decompressobj(31), 0, b"", 0
     while not inflater.eof and seen < _WHOLE_CHECK:
         data = inflater.unconsumed_tail or fh.read(_INFLATE_INPUT)
         if not data:
-            return records > 0 or seen == 0  # the file ends inside the member: the stream says where
+            # the file ends inside the member: the stream says where
+            return "stream" if records > 0 or seen == 0 else None
         try:
             chunk = inflater.decompress(data, _INFLATE_CHUNK)
         except zlib.error:
-            return True
+            return "stream"
         window = carry + chunk
         records += sum(1 for m in _VERSION_ANYWHERE.finditer(window) if m.end() > len(carry))  # none twice
         if records > 1:
-            return True
+            return "stream"
         carry, seen = window[-12:], seen + len(chunk)
-    return False
+    return "member" if records == 1 and not inflater.eof else None
 
 
 class _InflatedGzip:
-    """A gzip file from `start` on (one stream, or members one after another), inflated as FastWARC reads it.
+    """A gzip file from `start` on (one stream, or members one after another; or its first member only), inflated as
+    FastWARC reads it.
 
     FastWARC fails the whole read buffer in which it meets damage in a gzip stream: in a file gzipped whole, that
     loses the records inflated before it, the whole file when it is small. This stream hands out what inflates up to
     the damage, to the last byte, and then ends: `damage` says why and `stopped_at` where in the file (the same
     where the file ends inside a member, `damage` empty). It keeps where each member starts, for the offsets of the
-    records, and reads zero bytes between members as padding, as gzip does."""
+    records, and reads zero bytes between members as padding, as gzip does.
 
-    def __init__(self, fh: BinaryIO, start: int) -> None:
-        self.fh, self.next_in = fh, start
+    It holds at least the last `_HELD_BYTES` bytes it handed out, so that after a framing error (garbage between two
+    records) the next record start is found in what FastWARC read past (`find`) and handed out again (`rewind`). And it
+    hashes the block of the record being read as it hands it out, when the record's `WARC-Block-Digest` can be checked
+    (`watch`, `digest_mismatch`): zlib finds some damage only at the stream's end, by its checksum, after the pages it
+    garbled have been read."""
+
+    def __init__(self, fh: BinaryIO, start: int, one_member: bool = False) -> None:
+        self.fh, self.next_in, self.one_member = fh, start, one_member
         self.inflater, self.fed = zlib.decompressobj(31), False
         self.pending = b""  # read from the file, not yet inflated
         self.ready, self.ready_at = b"", 0  # inflated, handed out up to `ready_at`
+        self.held: deque[bytes] = deque()  # inflated chunks handed out before `ready`, the latest ones
+        self.held_size = 0
         self.produced = self.out = 0  # bytes inflated; bytes handed out (the `stream_pos` of FastWARC's records)
         self.members: deque[tuple[int, int]] = deque()  # (file offset, inflated offset) where members start
         self.damage = ""
         self.stopped_at: int | None = None
+        self.member_end: int | None = None  # `one_member`: the file offset right after it, once inflated to its end
         self.ended = False
+        self.digest: _BlockDigest | None = None  # the block being hashed
 
     @property
     def stopped(self) -> bool:
@@ -507,9 +679,12 @@ class _InflatedGzip:
 
     def read(self, n: int = -1) -> bytes:
         while self.ready_at == len(self.ready) and not self.ended:
+            self._hold(self.ready)
             self.ready, self.ready_at = self._inflate(), 0
         end = len(self.ready) if n is None or n < 0 else min(len(self.ready), self.ready_at + n)
         out = self.ready[self.ready_at : end]
+        if self.digest is not None:
+            self.digest.update(self.out, out)
         self.ready_at, self.out = end, self.out + len(out)
         return out
 
@@ -530,6 +705,102 @@ class _InflatedGzip:
             return True
         headers = len(record.headers.status_line) + 2 + sum(len(k) + len(v) + 2 for k, v in record.headers.astuples())
         return record.stream_pos + headers + record.content_length > self.produced
+
+    def block_end(self, record: WarcRecord) -> int | None:
+        """Where the record's block ends by its length (as FastWARC reads it, before it is read), after the blank line
+        that ends its WARC headers (found in the bytes held); None when they are no longer held."""
+        pieces = self._pieces(record.stream_pos, _HEADER_MAX) or [b""]
+        length = _header_length(pieces[0] if len(pieces) == 1 else b"".join(pieces), 0)
+        return None if length is None else record.stream_pos + length + record.content_length
+
+    def watch(self, record: WarcRecord, block_end: int | None) -> None:
+        """Hash the record's block as it is handed out, when its `WARC-Block-Digest` is one we can check."""
+        self.digest = _BlockDigest.of(record, block_end)
+        if self.digest is not None and self.digest.start < self.out:  # FastWARC has read on into the block
+            pos = self.digest.start
+            for piece in self._pieces(pos, self.out - pos) or []:
+                self.digest.update(pos, piece)
+                pos += len(piece)
+
+    def digest_mismatch(self, record: WarcRecord, payload: bytes) -> str:
+        """Why the block of `record` (its `payload` read whole) is not what its `WARC-Block-Digest` says; "" when it
+        is, or when that cannot be told. A block not followed by the two newlines that end a record is not judged: its
+        Content-Length is off (a record cut short, or longer than it says), which the framing error after it counts, as
+        in a plain file."""
+        digest = self.digest
+        if digest is None or digest.record_pos != record.stream_pos:
+            return ""
+        mismatch = digest.mismatch(payload)
+        after = self.bytes_at(digest.end, 4) if mismatch else None
+        if after and not _RECORD_END.match(after):
+            log.debug("%s: its block is not followed by the end of a record: not judged by its digest",
+                      record.headers.get("WARC-Record-ID"))
+            return ""
+        return mismatch
+
+    def bytes_at(self, pos: int, n: int) -> bytes | None:
+        """Up to `n` bytes inflated from offset `pos` on; None when they are no longer held."""
+        pieces = self._pieces(pos, n)
+        return None if pieces is None else b"".join(pieces)
+
+    def _pieces(self, pos: int, n: int) -> list[memoryview] | None:
+        """`bytes_at`, uncopied: views of the chunks that hold them."""
+        at, chunks = self._chunks_from(pos)
+        if pos < at:
+            return None
+        pieces, skip = [], pos - at
+        for chunk in chunks:
+            if n > 0 and skip < len(chunk):
+                pieces.append(memoryview(chunk)[skip : skip + n])
+                n -= len(pieces[-1])
+            skip = max(0, skip - len(chunk))
+        return pieces
+
+    def find(self, pattern: re.Pattern[bytes], pos: int) -> int | None:
+        """The offset of the first match of `pattern` at or after `pos` (or after the first byte still held), inflating
+        on as far as it takes; None when the stream ends first. What is inflated on the way is held, for `rewind`."""
+        self.digest = None
+        while True:
+            at, data = self._window(pos)
+            m = pattern.search(data, max(0, pos - at))
+            if m is not None:
+                return at + m.start()
+            pos = max(pos, at + len(data) - _VERSION_LINE_MAX)  # a match cut by the end is found with what comes next
+            self.out += len(self.ready) - self.ready_at
+            self.ready_at = len(self.ready)
+            if self.ended:
+                return None
+            self._hold(self.ready)
+            self.ready, self.ready_at = self._inflate(), 0
+
+    def rewind(self, pos: int) -> None:
+        """Hand out the bytes from offset `pos` on (still held) again."""
+        at, data = self._window(pos)
+        self.held.clear()
+        self.held_size, self.digest = 0, None
+        self.ready, self.ready_at, self.out = data, pos - at, pos
+
+    def _window(self, pos: int) -> tuple[int, bytes]:
+        """The offset of the held chunk that `pos` is in (or of the first one held), and what inflated from it on."""
+        at, chunks = self._chunks_from(pos)
+        return at, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _chunks_from(self, pos: int) -> tuple[int, list[bytes]]:
+        """The offset of the held chunk that `pos` is in (or of the first one held), and the chunks from it on."""
+        at, chunks = self.out - self.ready_at, [self.ready]
+        for chunk in reversed(self.held):
+            if at <= pos:
+                break
+            chunks.append(chunk)
+            at -= len(chunk)
+        return at, chunks[::-1]
+
+    def _hold(self, chunk: bytes) -> None:
+        if chunk:
+            self.held.append(chunk)
+            self.held_size += len(chunk)
+        while self.held and self.held_size - len(self.held[0]) >= _HELD_BYTES:
+            self.held_size -= len(self.held.popleft())
 
     def _inflate(self) -> bytes:
         if not self.pending:
@@ -555,13 +826,114 @@ class _InflatedGzip:
             self.damage, self.stopped_at = str(e), self.next_in - len(self.pending) + good
             self.ended, self.pending = True, b""
         else:
-            if self.inflater.eof:
+            if self.inflater.eof and self.one_member:
+                self.member_end = self.next_in - len(self.inflater.unused_data)
+                self.ended, self.pending = True, b""
+            elif self.inflater.eof:
                 self.pending = self.inflater.unused_data
                 self.inflater, self.fed = zlib.decompressobj(31), False
             else:
                 self.pending = self.inflater.unconsumed_tail
         self.produced += len(out)
         return out
+
+
+# What `_InflatedGzip` holds of what it handed out, at least: more than FastWARC reads past a record (64 KiB a read).
+_HELD_BYTES = 1 << 20
+_VERSION_LINE_MAX = 16
+# A WARC header block is found within this many bytes of its record's start (FastWARC reads at most 32 KiB of it).
+_HEADER_MAX = 1 << 16
+_HEADERS_END = re.compile(rb"\n\r?\n")
+
+
+def _header_length(data: bytes, at: int) -> int | None:
+    """The length of the WARC headers of the record at `at` in `data`, the blank line that ends them included; None
+    when no record starts there or its headers do not end within `_HEADER_MAX` bytes."""
+    if at < 0 or data[at : at + 5] != b"WARC/":
+        return None
+    m = _HEADERS_END.search(data, at, at + _HEADER_MAX)
+    return None if m is None else m.end() - at
+
+
+@dataclass
+class _BlockDigest:
+    """A record's `WARC-Block-Digest` (`sha1:` in base32 as most crawlers write it; sha256, sha512, md5, base16 or
+    base64 too), and the digest of its block, hashed as the block is handed out."""
+
+    record_pos: int
+    start: int  # where the block starts in the stream, and ends
+    end: int
+    declared: str
+    hasher: hashlib._Hash
+    expected: bytes
+    done: int = 0  # bytes of the block hashed
+    tail: bytes = b""  # its last bytes hashed: they must be the payload's, else the block was not found where it is
+
+    @classmethod
+    def of(cls, record: WarcRecord, block_end: int | None) -> _BlockDigest | None:
+        declared = (record.headers.get("WARC-Block-Digest") or "").strip()
+        parsed = _parse_digest(declared) if declared and block_end is not None else None
+        if parsed is None:
+            return None
+        return cls(record.stream_pos, block_end - record.content_length, block_end, declared, *parsed)
+
+    def update(self, pos: int, data: bytes | memoryview) -> None:
+        """Hash what of `data` (handed out from offset `pos` on) is the next bytes of the block."""
+        low, high = self.start + self.done, min(self.end, pos + len(data))
+        if pos <= low < high:
+            part = memoryview(data)[low - pos : high - pos]
+            self.hasher.update(part)
+            self.done += len(part)
+            if high > self.end - _DIGEST_TAIL:  # the block's last bytes
+                self.tail = (self.tail + bytes(part[-_DIGEST_TAIL:]))[-_DIGEST_TAIL:]
+
+    def mismatch(self, payload: bytes) -> str:
+        if self.done != self.end - self.start or not self.tail.endswith(payload[-_DIGEST_TAIL:]):
+            log.debug("block digest not checked: the block was not seen whole where its headers say it is")
+            return ""
+        if self.hasher.digest() == self.expected:
+            return ""
+        return f"its block does not match its WARC-Block-Digest ({self.declared}): damaged in the gzip stream"
+
+
+_DIGEST_TAIL = 16
+# Base32 (RFC 4648: A-Z, 2-7) as the digits of a base-32 number (0-9, a-v): `int` decodes it, faster than `base64`.
+_B32_AS_DIGITS = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv")
+_B32_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_DIGEST_ALGORITHMS = frozenset({"sha1", "sha256", "sha512", "sha384", "sha224", "md5"})
+
+
+def _parse_digest(declared: str) -> tuple[hashlib._Hash, bytes] | None:
+    """A hasher for the algorithm of a `WARC-Block-Digest` value ("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ") and the
+    digest it declares, written in base32, base16 or base64; None for an algorithm or an encoding we do not read."""
+    algorithm, _, encoded = declared.partition(":")
+    name = algorithm.strip().lower().replace("-", "")
+    if name not in _DIGEST_ALGORITHMS:
+        return None
+    hasher = hashlib.new(name)
+    size, encoded = hasher.digest_size, encoded.strip()
+    try:
+        if len(encoded) == 2 * size and _HEX.fullmatch(encoded):
+            digest = bytes.fromhex(encoded)
+        elif len(encoded.rstrip("=")) == -(-size * 8 // 5):
+            digest = _b32decode(encoded.rstrip("=").upper(), size)
+        else:
+            digest = base64.b64decode(encoded, validate=True)
+    except ValueError:
+        return None
+    return (hasher, digest) if len(digest) == size else None
+
+
+def _b32decode(encoded: str, size: int) -> bytes:
+    """`size` bytes written in base32 without padding; the bits past them must be zero."""
+    if not _B32_ALPHABET.issuperset(encoded):
+        raise ValueError(f"not base32: {encoded!r}")
+    spare = 5 * len(encoded) - 8 * size
+    value = int(encoded.translate(_B32_AS_DIGITS), 32)
+    if value & ((1 << spare) - 1):
+        raise ValueError(f"not base32 for {size} bytes: {encoded!r}")
+    return (value >> spare).to_bytes(size, "big")
 
 
 _INFLATE_INPUT = 1 << 16
@@ -1215,6 +1587,11 @@ def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
     except (OSError, ValueError) as e:
         skips.skip("unreadable_record", loc.where, f"{url}: {e}")
         return None
+    if loc.stream is not None and len(payload) >= record.content_length:
+        mismatch = loc.stream.digest_mismatch(record, payload)
+        if mismatch:  # zlib may say so only at the stream's end, when the page is long gone
+            skips.skip("warc_digest_mismatch", loc.where, f"{url}: {mismatch}")
+            return None
     if len(payload) < record.content_length:
         if loc.stream is not None and loc.stream.damage:
             return None  # it runs into damage in its gzip stream: counted with it (`warc_read_error`), as in a member

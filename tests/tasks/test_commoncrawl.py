@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import importlib.util
 import json
+import re
 import zlib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -537,6 +540,272 @@ def test_a_corrupt_first_gzip_member_costs_only_its_record(tmp_path):
     assert [d.url for d in docs] == ["http://p2.example/", "http://p3.example/"]
     assert dict(skips.counts) == {"warc_read_error": 1}
     assert skips.examples["warc_read_error"].endswith(f"reading resumes at offset {len(members[0])}")
+
+
+# --- garbage between records: skipped to the next version line, never to one inside a page ---------------------
+
+# What a WARC writer leaves when it dies in the middle of a record and another run appends to the file.
+GARBAGE = b"\x00\x17\x8f half a record\r\nWARC/1.0 and more of it, no version line\r\nContent-Length: 12\r\n\r\n"
+
+
+def page_quoting_a_record() -> bytes:
+    """A page about WARC files that shows a record in a <pre>: its block holds a version line at the start of a line,
+    then the quoted record's headers and its (escaped) page."""
+    quoted = warc_record("response", "http://quoted.example/",
+                         http(b"&lt;p&gt;The page of the quoted record&lt;/p&gt;", "Content-Type: text/html"), 77)
+    body = PAGE.format("A WARC file is a list of records such as this one:").encode()
+    body = body.replace(b"</main>", b"<pre>" + quoted + b"</pre></main>")
+    return warc_record("response", "http://quoting.example/", http(body, "Content-Type: text/html"), 2)
+
+
+def pack(records: list[bytes], packing: str) -> bytes:
+    data = b"".join(records)
+    return gzip.compress(data, mtime=0) if packing == "whole" else data
+
+
+def place(path: Path, offset: int, packing: str) -> str:
+    """How a skip names an offset: in the file, or in the one gzip stream of a file gzipped whole."""
+    return f"{path}:{offset}" if packing == "plain" else f"{path}:0+{offset}"
+
+
+@pytest.mark.parametrize("size", [1, 200], ids=["a_few_lines", "over_the_bytes_held"])  # 200 x 16 KB: 3 MiB
+@pytest.mark.parametrize("packing", ["plain", "whole"])
+def test_garbage_after_a_record_is_skipped_to_the_next_record_and_counted_once(tmp_path, packing, size):
+    """Reading resumes at the next version line after the garbage, searched for from the end of the record before it
+    (by its Content-Length): the record that page quotes is no record, though its version line starts a line. Before,
+    a file gzipped whole lost every record after the garbage, and a plain one gave the quoted page as a document."""
+    garbage = GARBAGE * size if size == 1 else (GARBAGE + bytes(range(256)) * 64) * size
+    records = six_varied_pages()[:2] + [page_quoting_a_record(), garbage] + six_varied_pages()[2:]
+    starts = starts_of(records)
+    path = tmp_path / ("garbage.warc" if packing == "plain" else "garbage.warc.gz")
+    path.write_bytes(pack(records, packing))
+
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == ["http://p1.example/", "http://quoting.example/"] + [
+        f"http://p{i}.example/" for i in range(2, 7)
+    ]
+    assert all(d.text == varied_text(i) for d, i in zip(docs[2:], range(2, 7), strict=True))
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    assert skips.examples["warc_read_error"] == (
+        f"{place(path, starts[3], packing)}: {len(garbage)} bytes after the record at {place(path, starts[2], packing)}"
+        f" are no WARC record (Invalid WARC header); reading resumes at offset "
+        + (f"{starts[4]}" if packing == "plain" else f"0+{starts[4]}")
+    )
+
+
+class SkipsInOrder(SkipCounter):
+    """Every skip's reason and place, in order (a `SkipCounter` keeps the first of each reason)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.places: list[tuple[str, str]] = []
+
+    def skip(self, reason: str, where: str, detail: str = "") -> None:
+        self.places.append((reason, where))
+        super().skip(reason, where, detail)
+
+
+def test_garbage_then_a_corrupt_block_in_a_whole_file_gzip_stream_keeps_the_records_between_them(tmp_path):
+    """zlib finds the corrupt block when it inflates ahead of FastWARC, before FastWARC meets the garbage."""
+    records = six_varied_pages()[:3] + [GARBAGE] + six_varied_pages()[3:]
+    starts = starts_of(records)
+    data, [edge] = gzip_whole(b"".join(records), [starts[6] + len(records[6]) // 2])
+    data = bytearray(data)
+    data[edge] = BAD_BLOCK
+    path = tmp_path / "whole.warc.gz"
+    path.write_bytes(data)
+    skips = SkipsInOrder()
+    docs = list(iter_warc_documents(path, skips))
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i)) for i in range(1, 5)]
+    assert skips.places == [("warc_read_error", f"{path}:0+{starts[3]}"), ("warc_read_error", f"{path}:{edge}")]
+
+
+@pytest.mark.parametrize("packing", ["plain", "whole"])
+def test_garbage_at_the_end_of_a_file_is_counted_with_its_length(tmp_path, packing):
+    records = six_varied_pages() + [GARBAGE]
+    path = tmp_path / ("end.warc" if packing == "plain" else "end.warc.gz")
+    path.write_bytes(pack(records, packing))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(1, 7)]
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    assert skips.examples["warc_read_error"].startswith(
+        f"{place(path, starts_of(records)[-1], packing)}: {len(GARBAGE)} bytes after the record at "
+    )
+    assert "; nothing readable after it" in skips.examples["warc_read_error"]
+
+
+def test_a_version_line_inside_a_page_is_never_a_record_start(tmp_path):
+    """Records are read by their Content-Length: the quoted record is part of its page."""
+    path = tmp_path / "quoting.warc.gz"
+    path.write_bytes(pack([page_quoting_a_record(), six_varied_pages()[1]], "whole"))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == ["http://quoting.example/", "http://p1.example/"] and skips.total == 0
+
+
+# --- a page damaged inside a gzip stream that zlib finds broken only at its end: its block digest says so ---------
+
+
+def with_block_digest(record: bytes, algorithm: str = "sha1", encoding: str = "base32") -> bytes:
+    """The record with a `WARC-Block-Digest` header for its block, written as `algorithm:` and the digest in
+    `encoding` (base32 as most crawlers write it, base16, base64, or base32 in lower case)."""
+    blank_line = re.search(rb"\n(\r?\n)", record)  # the end of the WARC headers
+    end, eol = blank_line.end(), blank_line.group(1)
+    length = int(re.search(rb"Content-Length: (\d+)", record[:end]).group(1))
+    digest = hashlib.new(algorithm.replace("-", ""), record[end : end + length]).digest()
+    value = {"base32": base64.b32encode(digest), "base32-lower": base64.b32encode(digest).lower(),
+             "base16": digest.hex().encode(), "base64": base64.b64encode(digest)}[encoding]
+    return record[: end - len(eol)] + b"WARC-Block-Digest: %s:%s" % (algorithm.encode(), value) + eol * 2 + record[end:]
+
+
+def warc_headers_in_bare_lf(record: bytes) -> bytes:
+    """The record with its WARC headers and the newlines that end it in bare LF (ClueWeb, home-made WARCs)."""
+    end = record.index(b"\r\n\r\n") + 4
+    return record[:end].replace(b"\r\n", b"\n") + record[end:-4] + b"\n\n"
+
+
+def stored_gzip(data: bytes) -> bytes:
+    """`data` as one gzip stream of stored deflate blocks: a byte changed in the file is the same byte changed in what
+    it inflates to, which zlib finds only at the stream's end, by its checksum, after every record has been read."""
+    deflater = zlib.compressobj(0, zlib.DEFLATED, 31)
+    return deflater.compress(data) + deflater.flush()
+
+
+def damage_a_letter_of(data: bytearray, text: str) -> None:
+    at = data.index(text[200:260].encode())
+    at += next(i for i, c in enumerate(text[200:260]) if c.isalpha())
+    data[at] ^= 0x20  # the same letter in the other case
+
+
+@pytest.mark.parametrize(
+    ("digest", "eol"),
+    [
+        (("sha1", "base32"), "crlf"),  # Common Crawl, Heritrix, wget, warcio
+        (("sha1", "base32"), "lf"),
+        (("sha1", "base32-lower"), "crlf"),
+        (("sha256", "base16"), "crlf"),
+        (("sha-256", "base32"), "crlf"),
+        (("sha512", "base64"), "crlf"),
+        (("md5", "base16"), "crlf"),
+    ],
+    ids=lambda v: "-".join(v) if isinstance(v, tuple) else v,
+)
+def test_a_page_damaged_in_a_whole_file_gzip_stream_is_dropped_by_its_block_digest(tmp_path, digest, eol):
+    """Before, the damaged page was kept as read; only the checksum error at the stream's end was counted."""
+    records = [with_block_digest(r, *digest) for r in six_varied_pages()]
+    if eol == "lf":
+        records = [warc_headers_in_bare_lf(r) for r in records]
+    data = bytearray(stored_gzip(b"".join(records)))
+    damage_a_letter_of(data, varied_text(3))
+    path = tmp_path / "damaged.warc.gz"
+    path.write_bytes(data)
+
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i)) for i in (1, 2, 4, 5, 6)]
+    assert dict(skips.counts) == {"warc_digest_mismatch": 1, "warc_read_error": 1}
+    assert skips.examples["warc_digest_mismatch"].startswith(
+        f"{path}:0+{starts_of(records)[3]}: http://p3.example/: its block does not match its WARC-Block-Digest ("
+    )
+    assert "incorrect data check" in skips.examples["warc_read_error"]
+
+
+@pytest.mark.parametrize("declared", ["blake3:AAAA", "sha1:not-a-digest", ""], ids=["unknown", "unreadable", "none"])
+def test_a_page_whose_block_digest_cannot_be_checked_is_kept_as_read(tmp_path, declared):
+    records = six_varied_pages()
+    if declared:
+        records = [r.replace(b"Content-Length", b"WARC-Block-Digest: %s\r\nContent-Length" % declared.encode(), 1)
+                   for r in records]
+    data = bytearray(stored_gzip(b"".join(records)))
+    damage_a_letter_of(data, varied_text(3))
+    path = tmp_path / "damaged.warc.gz"
+    path.write_bytes(data)
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(1, 7)]
+    assert docs[2].text != varied_text(3) and dict(skips.counts) == {"warc_read_error": 1}
+
+
+def test_a_wet_record_damaged_in_a_whole_file_gzip_stream_is_dropped_by_its_block_digest(tmp_path):
+    records = [with_block_digest(warc_record("conversion", f"https://t{i}.example/", varied_text(i).encode(), i))
+               for i in range(1, 4)]
+    data = bytearray(stored_gzip(b"".join(records)))
+    damage_a_letter_of(data, varied_text(2))
+    path = tmp_path / "damaged.warc.wet.gz"
+    path.write_bytes(data)
+    docs, skips = read(iter_wet_documents, path)
+    assert [d.url for d in docs] == ["https://t1.example/", "https://t3.example/"]
+    assert dict(skips.counts) == {"warc_digest_mismatch": 1, "warc_read_error": 1}
+
+
+@needs_cc
+@pytest.mark.parametrize(
+    ("name", "reader"),
+    [
+        ("resiliparse_warcfile.warc.gz", iter_warc_documents),  # Common Crawl
+        ("dolma_sample-0000.warc.gz", iter_warc_documents),  # wget
+        ("warcio_example-trunc.warc", iter_warc_documents),  # a Content-Length that runs into the next record
+        ("whirlwind-python_whirlwind.warc.wet.gz", iter_wet_documents),
+    ],
+)
+def test_real_warcs_gzipped_whole_give_the_documents_they_give_as_they_are(tmp_path, name, reader):
+    """Their block digests (sha1, base32) are checked, and no page is dropped by them; the record whose Content-Length
+    is off is not judged by its digest (the framing error after it is counted, as in the plain file)."""
+    raw = (CC / name).read_bytes()
+    path = tmp_path / "whole.warc.gz"
+    path.write_bytes(gzip.compress(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw, mtime=0))
+    docs, skips = read(reader, path)
+    expected, expected_skips = read(reader, CC / name)
+    assert [(d.url, d.text) for d in docs] == [(d.url, d.text) for d in expected]
+    assert dict(skips.counts) == dict(expected_skips.counts)
+
+
+# --- a file gzipped whole whose first record is too big to tell it from a member per record ---------------------
+
+
+def big_first_record() -> bytes:
+    """A film stored as a `resource` record: 9 MiB, past the 8 MiB inflated to tell a file gzipped whole from gzip
+    per record."""
+    return warc_record("resource", "http://films.example/river.mp4", b"\x00\x00\x00\x18ftypmp42isom" * (9 << 16), 0)
+
+
+@pytest.mark.parametrize("damage", ["corrupt_deflate_block", "garbage"])
+def test_a_whole_file_gzip_warc_whose_first_record_is_big_is_read_as_one_stream(tmp_path, damage):
+    """Before, FastWARC read it: a corrupt block made the file unreadable, and garbage lost every record after it."""
+    records = [big_first_record()] + six_varied_pages()[1:]
+    if damage == "garbage":
+        records.insert(3, GARBAGE)
+    starts = starts_of(records)
+    data, [edge] = gzip_whole(b"".join(records), [starts[4] + len(records[4]) // 2])
+    if damage == "corrupt_deflate_block":
+        data = bytearray(data)
+        data[edge] = BAD_BLOCK
+    path = tmp_path / "big.warc.gz"
+    path.write_bytes(data)
+
+    assert detect_commoncrawl_kind(path) == "warc"
+    docs, skips = read(iter_warc_documents, path)
+    kept = range(1, 4) if damage == "corrupt_deflate_block" else range(1, 7)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i)) for i in kept]
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    if damage == "garbage":
+        assert skips.examples["warc_read_error"].startswith(f"{path}:0+{starts[3]}: {len(GARBAGE)} bytes after")
+    else:
+        assert skips.examples["warc_read_error"].startswith(f"{path}:{edge}: the gzip stream does not inflate")
+
+
+@pytest.mark.parametrize("after", [b"", bytes(64), b"@@" + GARBAGE], ids=["nothing", "zero_padding", "garbage"])
+def test_a_big_first_record_in_its_own_gzip_member_leaves_the_members_after_it_to_fastwarc(tmp_path, after):
+    records = [big_first_record()] + six_varied_pages()[1:]
+    members = [gzip.compress(r, mtime=0) for r in records]
+    path = tmp_path / "members.warc.gz"
+    path.write_bytes(members[0] + after + b"".join(members[1:]))
+    assert detect_commoncrawl_kind(path) == "warc"
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i)) for i in range(1, 7)]
+    assert [json.loads(d.meta)["offset"] for d in docs] == [o + len(after) for o in starts_of(members)[1:]]
+    if after.startswith(b"@@"):
+        assert dict(skips.counts) == {"warc_read_error": 1}
+        assert skips.examples["warc_read_error"].startswith(f"{path}:{len(members[0])}: no WARC record here")
+    else:
+        assert skips.total == 0
 
 
 # --- languages --------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ STAGE = "ingest"
 # also from metadata/meta/warc_headers, lone surrogates as U+FFFD, NaN as null, a BOM no longer costs line 1;
 # 5: a clock outlier cuts no chat session, Messenger/Discord zips and forms, Telegram encodings and bad entities,
 # WhatsApp databases' broadcast lists, @lid display names and seconds timestamps, damaged whole-gzip WARCs,
-# ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts
+# ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts, WARC resync and block digests
 STAGE_VERSION = "5"
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,9 @@ Kinds: text; "media" with a placeholder worded like WhatsApp's ("image omitted",
 "deleted" ("This message was deleted") for an unsent message; "system", without author, for Subscribe,
 Unsubscribe and Call records and for the events Messenger writes as ordinary messages in English ("… named the
 group …", "… changed the group photo.", "… set the nickname for …", "The video chat ended.", "You are now
-connected on Messenger"…; only English wording is recognised, other languages' stay text); "poll" ("POLL:" and
+connected on Messenger"…; French wording too, where real exports were found quoted, and German's "… hat einen
+Anhang gesendet."; other languages' stay text), and, in any language, a record without `type` that carries a call's
+(`call_duration`, `missed`) or a membership change's (`users`) fields; "poll" ("POLL:" and
 the question, as the WhatsApp database reader writes a poll whose options it does not hold) for "… created a
 poll: …". A shared link is text (the link on its own line after what was written with it, as WhatsApp's export
 shows it); a share without a link (a live location, a post) is the generic media placeholder. Reactions are
@@ -155,8 +157,29 @@ _REACTION_NOTICE = re.compile(r"(?:Liked a message|Reacted .{1,16} to your messa
                               re.IGNORECASE | re.DOTALL)
 _ACTOR_REACTION = re.compile(r"(?:reacted .{1,16} to your message|liked a message)", re.IGNORECASE | re.DOTALL)
 # "<name> sent an attachment." beside the attachment (or where it was not exported), after the sender's name
-_ATTACHMENT_NOTE = re.compile(r"sent an? (?:attachment|link|photo|video|GIF|sticker|voice message)\.?",
-                              re.IGNORECASE)
+_ATTACHMENT_NOTE = re.compile(
+    r"(?:sent an? (?:attachment|link|photo|video|GIF|sticker|voice message)|"
+    r"(?:a|avez) envoyé (?:une pièce jointe|un lien|un sticker)|"  # French: source (a) below
+    r"hat einen Anhang gesendet)\.?",  # German: tdauth/qronicle README.md, a 2024 export's message beside a `share`
+    re.IGNORECASE)
+# Events in a French account's export, after the actor's name or "Vous" ("Vous avez nommé le groupe …"). Only wording
+# quoted from real exports, by two public scripts that clean French Messenger exports, found in the code index without
+# their repository's name: (a) an HTML-export-to-CSV filter listing "non_human_generated_sequences", (b) a
+# message.json cleaner ("special_content", "special_content_first_person"). The "avez" form is read for every verb,
+# where (a) and (b) quote it for some.
+_ACTOR_EVENT_FR = re.compile(
+    r"(?:a|avez) (?:nommé le groupe .+|changé la photo du groupe\.?|retiré la photo de groupe\.?|"
+    r"supprimé le nom du groupe\.?|quitté le groupe\.?|ajouté .+ au groupe\.?|retiré .+ du groupe\.?|"
+    r"défini l['’]emoji sur .+|surnommé .+|défini (?:votre|son propre) pseudo sur .+|défini le pseudo de .+|"
+    r"choisi le pseudo .+|effacé son propre pseudo\.?|modifié les couleurs de la discussion\.?|"
+    r"démarré (?:un appel|une discussion vidéo(?: de groupe)?)\.?|rejoint l['’]appel(?: vidéo de groupe)?\.?|"
+    r"rejoint la discussion vidéo\.?|commencé à partager une vidéo\.?|voté pour .+ dans le sondage.*|"
+    r"(?:retiré|modifié) son vote pour .+|commencé un plan\.?|mis à jour le plan.*|"
+    r"répondu (?:Participe|Ne participe pas) .+)",
+    re.IGNORECASE | re.DOTALL,
+)
+_WHOLE_EVENT_FR = re.compile(r"(?:La discussion vidéo est terminée|Discussion vidéo terminée|L['’]appel est terminé)\.?",
+                             re.IGNORECASE)
 log = logging.getLogger(__name__)
 
 
@@ -545,7 +568,7 @@ def _read_dyi_message(message: object, locator: str, zone: tzinfo, fix, skips: C
     kind_of_record = message.get("type")
     if message.get("is_unsent") is True:
         return SourceMessage(locator, timestamp, author, DELETED_TEXT, "deleted")
-    if kind_of_record in _SYSTEM_TYPES:
+    if kind_of_record in _SYSTEM_TYPES or kind_of_record is None and _event_fields(message):
         return SourceMessage(locator, timestamp, None, text or _event_text(message, author, fix), "system")
     placeholder = _dyi_placeholder(message)
     share = message.get("share") if isinstance(message.get("share"), dict) else None
@@ -609,14 +632,15 @@ def _text_record(locator: str, timestamp: datetime, author: str, text: str,
     poll = _POLL.match(rest) if rest is not None else None
     if poll is not None:
         return SourceMessage(locator, timestamp, author, f"POLL:\n{poll.group(1).strip()}", "poll")
-    if _WHOLE_EVENT.match(text) or rest is not None and "\n" not in rest and _ACTOR_EVENT.match(rest):
+    if _WHOLE_EVENT.match(text) or _WHOLE_EVENT_FR.fullmatch(text) or rest is not None and "\n" not in rest and (
+            _ACTOR_EVENT.match(rest) or _ACTOR_EVENT_FR.fullmatch(rest)):
         return SourceMessage(locator, timestamp, None, text, "system")
     return SourceMessage(locator, timestamp, author, text, "text")
 
 
 def _after_actor(text: str, author: str) -> str | None:
-    """What follows the author's name (or "You") at the start of `text`, else None."""
-    for actor in (author, "You"):
+    """What follows the author's name (or "You", French "Vous") at the start of `text`, else None."""
+    for actor in (author, "You", "Vous"):
         if text.startswith(actor) and text[len(actor):len(actor) + 1] == " ":
             return text[len(actor) + 1:]
     return None
@@ -644,11 +668,22 @@ def _uri_placeholder(uri: object) -> str:
     return _EXTENSIONS.get(extension, MEDIA)
 
 
+def _event_fields(message: dict) -> bool:
+    """Whether a record without `type` (2024 exports leave it out) carries a call's or a membership change's fields:
+    `call_duration` or `missed` (a Call record's), `users` (who a Subscribe or Unsubscribe record added or removed).
+    No message that someone wrote has them, so the record is an event in any language of the account."""
+    seconds = message.get("call_duration")
+    return (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) or isinstance(message.get("missed"), bool)
+            or any(_dicts(message.get("users"))))
+
+
 def _event_text(message: dict, author: str, fix) -> str:
     """The line of a Subscribe, Unsubscribe or Call record that has no `content` (English, like Telegram's)."""
     kind_of_record = message.get("type")
     users = message.get("users")
     names = ", ".join(fix(u["name"]) for u in _dicts(users) if isinstance(u.get("name"), str))
+    if kind_of_record is None and names:  # a membership change without `type`: whether added or removed is not told
+        return f"{author} changed the members: {names}"
     if kind_of_record == "Subscribe":
         return f"{author} added {names}" if names else f"{author} added members"
     if kind_of_record == "Unsubscribe":

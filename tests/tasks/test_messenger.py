@@ -499,3 +499,66 @@ def test_a_syntax_error_before_the_end_is_still_refused(tmp_path, content):
     with pytest.raises(InputFileError, match="not valid JSON") as err:
         read_messenger_export(path)
     assert "ends early" not in str(err.value)
+
+
+def test_records_without_type_are_told_events_by_their_fields_in_any_language(tmp_path):
+    # 2024 exports leave `type` out; a call's or a membership change's fields still say what the record is
+    people = ("Ana", "Bo", "Cy")
+    messages = [
+        msg("Ana", 0, "Ana hat Bo zur Gruppe hinzugefügt.", users=[{"name": "Bo"}]),
+        msg("Bo", 1, "Bo a démarré un appel vidéo.", call_duration=125),
+        msg("Cy", 2, None, call_duration=0, missed=True),
+        msg("Cy", 3, None, users=[{"name": "Cy"}]),
+        msg("Bo", 4, "ja, bis morgen"),
+    ]
+    [chat] = read_messenger_export(write(tmp_path / "gruppe_1", thread(messages, "Gruppe", people)))
+    assert rows(chat) == [
+        (None, "system", "Ana hat Bo zur Gruppe hinzugefügt."),
+        (None, "system", "Bo a démarré un appel vidéo."),
+        (None, "system", "Missed call from Cy"),
+        (None, "system", "Cy changed the members: Cy"),
+        ("Bo", "text", "ja, bis morgen"),
+    ]
+
+
+def test_french_group_events_are_no_ones_words(tmp_path):
+    people = ("Élodie", "Théo", "Maëlle")
+    messages = [
+        msg("Élodie", 0, "Élodie a nommé le groupe Week-end à Lyon."),
+        msg("Théo", 1, "Théo a défini l’emoji sur 🍕."),
+        msg("Élodie", 2, "Vous avez changé la photo du groupe."),
+        msg("Maëlle", 3, "Maëlle a surnommé Théo Titi."),
+        msg("Théo", 4, "Théo a démarré une discussion vidéo de groupe."),
+        msg("Théo", 5, "La discussion vidéo est terminée."),
+        msg("Maëlle", 6, "Maëlle a voté pour « samedi » dans le sondage : Quel jour ?"),
+        msg("Théo", 7, "Théo a quitté le groupe."),
+        msg("Maëlle", 8, "Maëlle a envoyé une pièce jointe.", photos=[{"uri": "p.jpg"}]),
+        msg("Élodie", 9, "Élodie a envoyé une pièce jointe."),
+        msg("Maëlle", 10, "elle a nommé le groupe comme ça pour rire"),  # not after the sender's name: her words
+        msg("Théo", 11, "Théo a quitté le groupe hier soir, il revient demain"),  # more than the event: his words
+    ]
+    [chat] = read_messenger_export(write(tmp_path / "weekend_2", thread(messages, "Week-end à Lyon", people)))
+    assert rows(chat) == [
+        (None, "system", "Élodie a nommé le groupe Week-end à Lyon."),
+        (None, "system", "Théo a défini l’emoji sur 🍕."),
+        (None, "system", "Vous avez changé la photo du groupe."),
+        (None, "system", "Maëlle a surnommé Théo Titi."),
+        (None, "system", "Théo a démarré une discussion vidéo de groupe."),
+        (None, "system", "La discussion vidéo est terminée."),
+        (None, "system", "Maëlle a voté pour « samedi » dans le sondage : Quel jour ?"),
+        (None, "system", "Théo a quitté le groupe."),
+        ("Maëlle", "media", "image omitted"),
+        ("Élodie", "media", "<Media omitted>"),
+        ("Maëlle", "text", "elle a nommé le groupe comme ça pour rire"),
+        ("Théo", "text", "Théo a quitté le groupe hier soir, il revient demain"),
+    ]
+
+
+def test_a_german_attachment_note_beside_a_link_is_no_caption(tmp_path):
+    link = "https://example.org/wanderung"
+    messages = [
+        msg("Hanna", 0, "Hanna hat einen Anhang gesendet.", share={"link": link, "share_text": "Wanderung"}),
+        msg("Jonas", 1, "Jonas hat einen Anhang gesendet."),  # the attachment was not exported
+    ]
+    [chat] = read_messenger_export(write(tmp_path / "hanna_3", thread(messages, "Hanna", ("Hanna", "Jonas"))))
+    assert rows(chat) == [("Hanna", "text", link), ("Jonas", "media", "<Media omitted>")]

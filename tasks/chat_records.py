@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from storage.fingerprint import hash_file
 from storage.schemas import MESSAGE_KINDS
-from tasks.records import InputFileError, SkipCounter, stable_id
+from tasks.records import InputFileError, SkipCounter, read_errors, stable_id
 from tasks.whatsapp.parser import ChatMessage, WhatsAppChat
 
 # Placeholders written for media, worded like WhatsApp's own iOS export so that the clean stage's phrase table
@@ -53,14 +53,8 @@ class SourceMessage:
 
 def file_sha256(path: Path) -> str:
     """sha256 of a file's bytes (storage.fingerprint.hash_file), a failed read as a one-line InputFileError."""
-    try:
+    with read_errors(path):
         return hash_file(path)
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected a file") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
 
 def combined_sha256(digests: list[str]) -> str:
@@ -71,14 +65,8 @@ def combined_sha256(digests: list[str]) -> str:
 
 def read_export_bytes(path: Path) -> bytes:
     """A file's bytes, a failed read as a one-line InputFileError naming it."""
-    try:
+    with read_errors(path):
         return path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected a file") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
 
 def read_export_text(path: Path, what: str, data: bytes | None = None) -> str:
@@ -362,14 +350,9 @@ class ExportArchive:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self.size = self.path.stat().st_size
-            self._zip = zipfile.ZipFile(self.path)
-        except FileNotFoundError:
-            raise InputFileError(f"{self.path}: no such file") from None
-        except IsADirectoryError:
-            raise InputFileError(f"{self.path}: is a directory, expected a zip archive") from None
-        except OSError as e:
-            raise InputFileError(f"{self.path}: cannot read the file ({e.strerror or e})") from None
+            with read_errors(self.path, "a zip archive"):
+                self.size = self.path.stat().st_size
+                self._zip = zipfile.ZipFile(self.path)
         except zipfile.BadZipFile as e:
             raise InputFileError(f"{self.path}: not a readable zip archive ({e})") from None
         self._members: dict[Path, zipfile.ZipInfo] = {}

@@ -6,10 +6,12 @@ a reason (for the manifest) and logs the first occurrence of each reason with it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -83,3 +85,17 @@ class SkipCounter:
 
 class InputFileError(ValueError):
     """A whole input file cannot be read; the message names the file and what is wrong with it."""
+
+
+@contextlib.contextmanager
+def read_errors(path: object, expected: str = "a file") -> Iterator[None]:
+    """Turn the OSError of opening or reading `path` into a one-line InputFileError naming it (`expected`: what
+    a directory given instead should have been)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputFileError(f"{path}: is a directory, expected {expected}") from None
+    except OSError as e:
+        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None

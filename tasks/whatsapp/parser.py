@@ -31,7 +31,7 @@ from operator import attrgetter, itemgetter, lt
 from pathlib import Path
 
 from storage.schemas import MESSAGE_KINDS
-from tasks.records import InputFileError, SkipCounter
+from tasks.records import InputFileError, SkipCounter, read_errors
 from tasks.whatsapp.classify import classify, is_attachment, split_author
 from tasks.whatsapp.headers import (
     IOS_MARK,
@@ -285,15 +285,8 @@ def _read_text_file(path: Path) -> bytearray:
 def read_head(path: Path, size: int, expected: str) -> bytes:
     """A file's first `size` bytes; a file that cannot be opened is a one-line InputFileError (`expected`: what a
     directory given instead should have been)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(size)
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected {expected}") from None
-    except OSError as e:
-        raise InputFileError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    with read_errors(path, expected), open(path, "rb") as f:
+        return f.read(size)
 
 
 def _is_zip(path: Path) -> bool:

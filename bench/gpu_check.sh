@@ -22,12 +22,19 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm 
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))" \
     || exit 1
 
+step_pid=
+# SIGINT/SIGTERM stop the running step (timeout passes the signal on to its command's tree), then this script
+trap '[ -n "$step_pid" ] && kill -TERM "$step_pid" 2>/dev/null; wait; exit 130' INT TERM
+
 run_step() {  # name, seconds, command...
     local name=$1 limit=$2 t0 rc
     shift 2
     t0=$(date +%s)
-    timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1
+    timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1 &
+    step_pid=$!
+    wait "$step_pid"
     rc=$?
+    step_pid=
     echo "=== $name: exit $rc after $(($(date +%s) - t0)) s (limit $limit s)"
     grep -v '^{' "$OUT/$name.log" | tail -n "${TAIL_LINES:-22}"
 }

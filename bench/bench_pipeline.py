@@ -40,6 +40,7 @@ import os
 import random
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -700,9 +701,12 @@ def scaling(kind: str, base_mb: float) -> None:
 PART_WISE = ("ingest", "clean", "langid", "quality", "perplexity", "dedup-exact", "dedup-minhash", "encode")
 
 
-def parallel(kind: str, mb: float) -> None:
+def parallel(kind: str, mb: float, repeat: int = 1) -> None:
     """`chatlike run` of one corpus with 1 process, 2 processes and a local Dask cluster of 2 single-thread
-    worker processes (started here, as a user would start theirs): wall seconds per stage and the speed-ups."""
+    worker processes (started here, as a user would start theirs): wall seconds per stage and the speed-ups.
+    With `repeat` > 1 the three runs go round by round (one of each, then again), and the table gives each
+    stage's median seconds, the speed-up of the medians and, in brackets, each round's: on a 2-core machine one
+    run's stage can be off by half its time."""
     from distributed import LocalCluster
 
     info = corpus(kind, mb)
@@ -711,27 +715,42 @@ def parallel(kind: str, mb: float) -> None:
     runners = {"1 process": ({"kind": "process", "workers": 1}, {"RAYON_NUM_THREADS": "1"}),
                f"{WORKERS} processes": ({"kind": "process", "workers": WORKERS}, None),
                f"dask, {WORKERS} workers": (None, None)}  # the cluster's address, once it is started
-    runs: dict[str, dict] = {}
-    for label, (runner, env_extra) in runners.items():
-        work = Path(tempfile.mkdtemp(prefix="chatlike-bench-parallel-"))
-        try:
-            with (LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None) if runner is None else contextlib.nullcontext()) as started:
-                runs[label] = run_chatlike(info, work, runner or {"kind": "dask",
-                                                                  "dask_address": started.scheduler_address},
-                                           env_extra)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    (one, many, dask) = runs.values()
-    print(f"\nparallel scaling of `chatlike run` (ingest → encode), {describe(info)}: stage flow wall seconds; "
-          f"aims for the part-wise stages: {WORKERS} processes ≥ {AIM_PROCESS_SPEEDUP:g}× one, Dask ≥ "
-          f"{AIM_DASK_SPEEDUP:g}× (one process: one thread of HF tokenizers too, RAYON_NUM_THREADS=1)")
-    labels = list(runs)
-    head = (f"{'stage':<20} {labels[0]:>10} {labels[1]:>12} {'×':>6} {labels[2]:>17} {'×':>6}  part-wise")
+    rounds: list[list[dict]] = []
+    for r in range(repeat):
+        runs = []
+        for label, (runner, env_extra) in runners.items():
+            work = Path(tempfile.mkdtemp(prefix="chatlike-bench-parallel-"))
+            try:
+                with (LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None) if runner is None else contextlib.nullcontext()) as started:
+                    runs.append(run_chatlike(info, work, runner or {"kind": "dask",
+                                                                    "dask_address": started.scheduler_address},
+                                             env_extra))
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            if repeat > 1:
+                print(f"round {r + 1}/{repeat}, {label}: {runs[-1]['seconds']:.1f} s", flush=True)
+        rounds.append(runs)
+
+    def seconds(i: int, name: str) -> list[float]:
+        return [v for v in (runs[i]["phase_seconds"].get(name) for runs in rounds) if v is not None]
+
+    def speedups(name: str, i: int) -> str:
+        ups = [runs[0]["phase_seconds"][name] / runs[i]["phase_seconds"][name] for runs in rounds
+               if runs[0]["phase_seconds"].get(name) and runs[i]["phase_seconds"].get(name)]
+        return "" if len(ups) < 2 else "(" + " ".join(f"{u:.2f}" for u in ups) + ")"
+
+    print(f"\nparallel scaling of `chatlike run` (ingest → encode), {describe(info)}: stage flow wall seconds"
+          + (f", median of {repeat} rounds" if repeat > 1 else "") + f"; aims for the part-wise stages: {WORKERS} "
+          f"processes ≥ {AIM_PROCESS_SPEEDUP:g}× one, Dask ≥ {AIM_DASK_SPEEDUP:g}× (one process: one thread of HF "
+          "tokenizers too, RAYON_NUM_THREADS=1)")
+    labels = list(runners)
+    wide = 6 if repeat == 1 else 6 + 5 * repeat + 2
+    head = (f"{'stage':<20} {labels[0]:>10} {labels[1]:>12} {'×':>{wide}} {labels[2]:>17} {'×':>{wide}}  part-wise")
     print(head + "\n" + "-" * len(head))
     unmet = []
     for name in FLOWS:
-        a, b, c = (r["phase_seconds"].get(name) for r in (one, many, dask))
+        a, b, c = (statistics.median(v) if (v := seconds(i, name)) else None for i in range(3))
         if a is None:
             continue
         up_b = a / b if b else None
@@ -739,11 +758,12 @@ def parallel(kind: str, mb: float) -> None:
         wise = name in PART_WISE
         if wise and ((up_b or 0) < AIM_PROCESS_SPEEDUP or (up_c or 0) < AIM_DASK_SPEEDUP):
             unmet.append(name)
-        print(f"{name:<20} {a:>10.1f} {_num(b, 1):>12} {_num(up_b, 2):>6} {_num(c, 1):>17} {_num(up_c, 2):>6}  "
+        print(f"{name:<20} {a:>10.1f} {_num(b, 1):>12} {(_num(up_b, 2) + ' ' + speedups(name, 1)).strip():>{wide}} "
+              f"{_num(c, 1):>17} {(_num(up_c, 2) + ' ' + speedups(name, 2)).strip():>{wide}}  "
               f"{'yes' if wise else 'no (one task)'}")
-    total = (one["seconds"], many["seconds"], dask["seconds"])
-    print(f"{'whole command':<20} {total[0]:>10.1f} {total[1]:>12.1f} {total[0] / total[1]:>6.2f} "
-          f"{total[2]:>17.1f} {total[0] / total[2]:>6.2f}")
+    total = [statistics.median(runs[i]["seconds"] for runs in rounds) for i in range(3)]
+    print(f"{'whole command':<20} {total[0]:>10.1f} {total[1]:>12.1f} {total[0] / total[1]:>{wide}.2f} "
+          f"{total[2]:>17.1f} {total[0] / total[2]:>{wide}.2f}")
     print("aims met for every part-wise stage" if not unmet else f"aims unmet for: {', '.join(unmet)}")
 
 
@@ -757,6 +777,7 @@ def main() -> None:
     ap.add_argument("--scaling-mb", type=float, default=QUICK_MB)
     ap.add_argument("--parallel", action="store_true", help="1 process vs 2 vs a local Dask cluster (--mb, default "
                     f"{QUICK_MB})")
+    ap.add_argument("--repeat", type=int, default=1, help="--parallel: rounds of the three runs (medians)")
     ap.add_argument("--keep", action="store_true", help="keep the work folders (datasets, logs)")
     ap.add_argument("--datatrove-worker", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -766,7 +787,7 @@ def main() -> None:
     kinds = ["warc", "jsonl"] if args.corpus == "both" else [args.corpus]
     if args.parallel:
         for kind in (["jsonl"] if args.corpus == "both" else kinds):
-            parallel(kind, args.mb or QUICK_MB)
+            parallel(kind, args.mb or QUICK_MB, max(1, args.repeat))
         return
     if args.scaling:
         for kind in (["jsonl"] if args.corpus == "both" else kinds):

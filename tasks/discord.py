@@ -77,20 +77,35 @@ sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; o
     the `Guild: ` / `Channel: ` lines under it are what tells such a `.txt` from a WhatsApp export or plain text
     (`looks_like_discord`), which never start so.
   - Dates: CSV since 2023-11 writes ISO 8601 with an offset (read as the JSON's); before, and PlainText always,
-    the exporting machine's local time: in the invariant culture before 2023-09 ("dd-MMM-yy hh:mm tt", English
-    month names and AM/PM; "MM/dd/yyyy h:mm tt" from 2023-02), then as .NET's "g" format (short date, a space,
-    short time) of the `--locale` given, else of the machine's culture (its defaults until 2024-01, then the user's
-    own Windows settings too), or Unix seconds / ms (`--dateformat unix`). The shapes of "g" read are those of
-    .NET's culture data (ICU, and Windows' defaults where they differ) for en, de, fr, es, it, pt, nl, ru, pl, tr,
-    ja, ko, zh, fi and the other cultures sharing them: a numeric date in either order or year first, separated by
-    `/`, `.` or `-` and maybe a space ("14.03.2024", "14/3/2024", "14-3-2024", "2024/3/14", "2024. 3. 14." ko,
-    "14.03.2024 г." bg), then the time: "18:02", "6:02 PM" / "6:02 p. m.", "18.02" (fi, da), "18 h 02" (fr-CA),
-    or a 12-hour clock after its designator ("오후 6:02" ko, "下午6:02" zh-TW, "午後 6:02" ja). Such a time is kept
-    as written (no zone to convert from), to the minute (`stats["exact_timestamps"]` False); a file's day/month
-    order is decided from all its dates (`stats["date_order"]`: a first number over 12 makes it day first, a second
-    one over 12 month first; neither, or both, month first with AM/PM after the time as en-US writes it, else day
-    first, and `stats["date_order_ambiguous"]` True). A date that does not read is a skipped record
-    (`discord_bad_timestamp`): another order's, designators of other languages (el, ar, hi…), month names other
+    the exporting machine's local time: in the invariant culture before 2023-09 (`--dateformat`: "dd-MMM-yy hh:mm
+    tt", "MM/dd/yyyy h:mm tt" from 2023-02, or the user's own format string; English month names and AM/PM), then
+    as .NET's "g" format (short date, a space, short time) of the `--locale` given, else of the machine's culture
+    (its defaults until 2024-01, then the user's own Windows settings too), or Unix seconds / ms (`--dateformat
+    unix`). The shapes of "g" read are those of .NET's culture data (ICU, and Windows' defaults where they differ)
+    for en, de, fr, es, it, pt, nl, ru, pl, tr, ja, ko, zh, fi, th and the other cultures sharing them: a numeric
+    date in either order or year first, separated by `/`, `.` or `-` and maybe a space ("14.03.2024", "14/3/2024",
+    "14-3-2024", "2024/3/14", "2024. 3. 14." ko, "14.03.2024 г." bg), then the time: "18:02", "6:02 PM" / "6:02
+    p. m.", "18.02" (fi, da), "18 h 02" (fr-CA), or a 12-hour clock after its designator ("오후 6:02" ko, "下午6:02"
+    zh-TW, "午後 6:02" ja). th-TH counts years in the Thai Buddhist era (Gregorian + 543): its "g", "d/M/yyyy HH:mm"
+    (ICU's "d/M/yy" that .NET widens; "H:mm" in Windows' data), writes 2024-03-14 18:02 as "14/3/2567 18:02", in
+    ASCII digits, with no designator. A user's own format (an old `--dateformat`, Windows' short date and time
+    settings) reads too when its names are English (designators ko's, zh's, ja's or th's too): day, month (a number
+    or a name) and year (four digits or two) in any order, maybe after a weekday ("Mar 14, 2024 6:02 PM", "Thu
+    14/03/2024 18:02:05", "2024-Mar-14 18:02", "24/03/14 18:02").
+    A file's dates are read by one pattern found from all of them (`_DatePattern`; `stats["date_pattern"]`, as .NET
+    writes one: "d/M/yyyy H:mm"), as WhatsApp's date order is: of the shapes its dates have (their fields' kinds,
+    separators, clock), the one that reads the most of them; its year is the field of four digits, else the one
+    whose every value is a year a Discord message can have (2015 to next year: "24/03/14" is year first), else the
+    last; a month's name is the month, else of the two numbers left the one over 12 anywhere in the file is the day
+    (`stats["date_order"]` for a date not year first: "day_first" or "month_first"); with neither over 12, or both,
+    the default: month before day after a year, month first with a designator after the time as en-US writes it,
+    else day first, said in a log line and by `stats["date_order_ambiguous"]` True. Its years are of the Buddhist
+    era, and read 543 earlier (`stats["buddhist_era"]` True), only when every one is: a year that is no Gregorian
+    one a message can have but is one less 543 (2558 to 2570 in 2026; two digits are then of the 2500s). Such a
+    time is kept as written (no zone to convert from), to the minute (`stats["exact_timestamps"]` False). A date
+    that does not read is a skipped record (`discord_bad_timestamp`, naming its line and why): of another pattern
+    than the file's or another order, a year no message can have (before 2015, after next year, a Buddhist-era year
+    among Gregorian ones), a weekday not the date's, designators of other languages (el, ar, hi…), month names other
     than English (no "g" of these cultures writes one: they come from a user's own short-date setting, or the
     2018-04 to 2018-06 CSV, which wrote "dd-MMM-yy" in the machine's culture), and a Finnish "klo" (fi's "g" is
     "14.3.2024 18.02": it writes none).
@@ -204,18 +219,30 @@ _SYSTEM_SENTENCES = (
     (re.compile(r"Started a thread\."), "ThreadCreated"),
     (re.compile(r"Joined the server\."), "GuildMemberJoin"),
 )
-# times as DiscordChatExporter's CSV and PlainText write them in a locale's format (see the module's docstring): a
-# 12-hour clock's designator before the time (ko, zh-TW, ja) or AM/PM, a.m./p.m. after it; "18:02", "18.02" (fi,
-# da), "18 h 02" (fr-CA); a date's trailing "." (ko, hu, hr) or " г." (bg)
-_AFTERNOON = {"오전": False, "오후": True, "上午": False, "下午": True, "午前": False, "午後": True}
-_CLOCK = (r"(?:(?P<meridiem>" + "|".join(_AFTERNOON) + r")\s?)?(?P<hour>\d{1,2})(?:[:.]|\s?h\s?)(?P<minute>\d\d)"
-          r"(?:[:.](?P<second>\d\d))?(?:\s*(?P<ampm>[AaPp])\.?\s?[Mm]\.?)?")
-_NUMERIC_TIME = re.compile(r"\s*(?P<a>\d{1,4})(?P<sep>[./-])\s?(?P<b>\d{1,2})(?P=sep)\s?(?P<c>\d{1,4})"
-                           r"\.?(?:\s?г\.)?,?\s+" + _CLOCK + r"\s*")
-_NAMED_TIME = re.compile(r"\s*(?P<day>\d{1,2})[- ](?P<month>[A-Za-z]{3})[a-z]*\.?[- ](?P<year>\d{2,4}),?\s+"
-                         + _CLOCK + r"\s*")
+# times as DiscordChatExporter's CSV and PlainText write them in a locale's format or a user's own (see the module's
+# docstring): maybe an English weekday, then the date's three fields (numbers, or one a month's name) and their
+# separators ("/", ".", "-", ". " ko and hu, ", " of "Mar 14, 2024", a space), a trailing "." (ko, hu, hr) or " г."
+# (bg); then the time: "18:02", "18.02" (fi, da), "18 h 02" (fr-CA), a 12-hour clock's designator before it (ko,
+# zh-TW, ja) or after it (AM/PM, a.m./p.m., th's). Which field is the day, the month and the year is decided for the
+# whole file (`_DatePattern`); a month's name in another language matches here, to be counted as unread (not taken
+# for a message's text in PlainText)
+_AFTERNOON = {"오전": False, "오후": True, "上午": False, "下午": True, "午前": False, "午後": True,
+              "ก่อนเที่ยง": False, "หลังเที่ยง": True}
+_FIELD = r"\d{1,4}|[^\W\d_]{3,}\.?"
+_BETWEEN_FIELDS = r"\s?[./-]\s?|,?\s"
+_LOCAL_TIME = re.compile(
+    r"\s*(?:(?P<weekday>(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?)(?P<after_weekday>,?\s))?"
+    rf"(?P<f0>{_FIELD})(?P<s0>{_BETWEEN_FIELDS})(?P<f1>{_FIELD})(?P<s1>{_BETWEEN_FIELDS})(?P<f2>{_FIELD})"
+    r"(?P<end>\.?(?:\s?г\.)?,?)\s+"
+    r"(?:(?P<before>오전|오후|上午|下午|午前|午後)\s?)?(?P<hour>\d{1,2})(?P<clock>[:.]|\s?h\s?)(?P<minute>\d\d)"
+    r"(?:[:.](?P<second>\d\d))?(?:\s*(?P<after>[AP]\.?\s?M\.?|ก่อนเที่ยง|หลังเที่ยง))?\s*",
+    re.IGNORECASE)
 _EPOCH_TIME = re.compile(r"\s*(\d{10}|\d{13})\s*")
-_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+_WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+# no Discord message is older (its ids count from 2015-01-01): the earliest year a written date can hold
+_DISCORD_FIRST_YEAR = 2015
+_BUDDHIST_ERA = 543  # years the Thai Buddhist calendar (.NET's th-TH) counts ahead of the Gregorian one
 _WHAT = "a Discord export"
 _IMAGE_EXT = {"jpg", "jpeg", "png", "webp", "bmp", "heic", "heif", "tif", "tiff", "avif", "svg"}
 _VIDEO_EXT = {"mp4", "mov", "webm", "mkv", "avi", "m4v", "wmv", "3gp"}
@@ -552,6 +579,9 @@ class _Exporter:
         own_id = _id(message.get("id"))
         locator = own_id or f"position-{number}"
         written = message.get("timestamp")
+        if isinstance(written, _UnreadDate):  # a CSV's or PlainText's date that does not read, and why
+            skip("discord_bad_timestamp", locator, written.detail)
+            return None
         # a datetime: the local time a CSV or PlainText export wrote, already read (JSON holds none)
         timestamp = written if isinstance(written, datetime) else _timestamp(written, self.zone)
         if timestamp is None:
@@ -1018,7 +1048,8 @@ def _exporter_csv(path: Path, text: str) -> dict:
             continue
         field = dict(zip(form.header, row, strict=True))
         urls = [u for u in field["Attachments"].split(",") if u.strip()]
-        messages.append({"date": field["Date"], "author": {"id": field.get("AuthorID", "").strip() or None,
+        messages.append({"date": field["Date"], "line": line,
+                         "author": {"id": field.get("AuthorID", "").strip() or None,
                                                           "fullName": field["Author"]},
                          "content": field["Content"], "attachments": [{"url": u.strip()} for u in urls]})
     return _as_exporter(path, messages, "csv", {})
@@ -1057,7 +1088,8 @@ def _exporter_text(path: Path, text: str) -> dict:
     for (start, m), end in zip(found, [i for i, _ in found[1:]] + [len(body)], strict=True):
         content, blocks = _text_message(body[start + 1:end])
         embeds = [line for line in blocks.get("{Embed}", []) if not _URL.fullmatch(line)]
-        messages.append({"date": m.group(1), "author": {"id": None, "fullName": m.group(2)}, "content": content,
+        messages.append({"date": m.group(1), "line": close + 2 + start,  # the header's line in the file
+                         "author": {"id": None, "fullName": m.group(2)}, "content": content,
                          "attachments": [{"url": u} for u in blocks.get("{Attachments}", [])],
                          "stickers": [{"name": "sticker"} for _ in blocks.get("{Stickers}", [])],
                          "embeds": [{"description": "\n".join(embeds)}] if embeds else []})
@@ -1094,7 +1126,7 @@ def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
     format, authors without their discriminator; `shape` holds what the file says of guild and channel. The
     channel's id (and, without a PlainText header, its name) come from the default file name "<guild> - <category>
     - <channel> [<channel id>]"."""
-    times = _WrittenTimes([r["date"] for r in rows if isinstance(r, dict)])
+    times = _WrittenTimes([r["date"] for r in rows if isinstance(r, dict)], path)
     messages = []
     for r in rows:
         if not isinstance(r, dict):
@@ -1103,7 +1135,7 @@ def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
         full = r["author"]["fullName"].strip()
         content = r["content"]
         kind = next((k for pattern, k in _SYSTEM_SENTENCES if pattern.fullmatch(content.strip())), "Default")
-        messages.append({"type": kind, "timestamp": times.value(r["date"]), "content": content,
+        messages.append({"type": kind, "timestamp": times.value(r["date"], r["line"]), "content": content,
                          "author": {"id": r["author"]["id"], "name": full, "nickname": _DISCRIMINATOR.sub("", full)},
                          **{k: r[k] for k in ("attachments", "stickers", "embeds") if k in r}})
     stem = _partition(path)[0]
@@ -1111,8 +1143,12 @@ def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
     channel = shape.get("channel") or {"name": named.group(1) if named else stem}
     channel = {"id": named.group(2) if named else None, **channel}
     read = {"export_form": form, **shape.pop("_read", {})}
-    if times.order is not None:
-        read.update(date_order=times.order, date_order_ambiguous=times.ambiguous)
+    if times.pattern is not None:
+        read["date_pattern"] = times.pattern.describe()
+        if times.pattern.buddhist:
+            read["buddhist_era"] = True
+        if times.pattern.order is not None:
+            read.update(date_order=times.pattern.order, date_order_ambiguous=times.pattern.ambiguous)
     if not times.exact:
         read["exact_timestamps"] = False
     return {**shape, "guild": shape.get("guild", {}), "channel": channel, "messages": messages, "_read": read}
@@ -1121,32 +1157,44 @@ def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
 class _WrittenTimes:
     """The times of one CSV or PlainText export as DiscordChatExporter wrote them (see the module's docstring): ISO
     8601 with an offset, and a Unix time (as ISO), kept as text for the reader to write in `tz` as the JSON's; a
-    locale's date and time read into the naive local time written, its day/month order decided once from all of
-    the file's dates."""
+    locale's (or a user's own) date and time read into the naive local time written, by the one pattern found from
+    all of the file's dates (`_DatePattern`); a date that does not read says why."""
 
-    def __init__(self, written: list[str]) -> None:
-        pairs = [(int(m["a"]), int(m["b"]), m["ampm"] is not None)
-                 for m in map(_NUMERIC_TIME.fullmatch, written) if m is not None and len(m["a"]) <= 2]
-        day_first = any(a > 12 for a, _, _ in pairs)
-        month_first = any(b > 12 for _, b, _ in pairs)
-        self.ambiguous = day_first == month_first and bool(pairs)
-        if not pairs:
-            self.order = None
-        elif day_first != month_first:
-            self.order = "day_first" if day_first else "month_first"
-        else:  # no number over 12 (or both: dates of two orders), AM/PM is en-US's month first
-            self.order = "month_first" if any(ampm for _, _, ampm in pairs) else "day_first"
+    def __init__(self, written: list[str], path: Path | None = None, this_year: int | None = None) -> None:
+        this_year = this_year or datetime.now(timezone.utc).year
+        seen = Counter(written)
+        by_shape: dict[_DateShape, list[_WrittenDate]] = {}
+        for text in seen:
+            if not _is_iso(text) and not _EPOCH_TIME.fullmatch(text) and (date := _WrittenDate.read(text)):
+                by_shape.setdefault(date.shape, []).append(date)
+        # a pattern for each shape of the file's dates: the file's is the one that reads the most of them (the first
+        # of equals), and it reads no date of another shape
+        self.pattern: _DatePattern | None = None
+        self._read: dict[str, datetime | str] = {}  # a local date's text → its time, or why it does not read
+        most = -1
+        for shape, dates in by_shape.items():
+            pattern = _DatePattern.infer(shape, dates, this_year)
+            read = {d.text: pattern.read(d, this_year) for d in dates}
+            count = sum(seen[text] for text, moment in read.items() if isinstance(moment, datetime))
+            if count > most:
+                self.pattern, most, self._read = pattern, count, read
+        for shape, dates in by_shape.items():
+            if shape != self.pattern.shape:
+                other = f"is not written as the file's other dates ({self.pattern.describe()})"
+                self._read.update((d.text, other) for d in dates)
+        if self.pattern is not None:
+            self.pattern.log(path)
         # a locale's time is to the minute, in no known zone; ISO and Unix times are exact
-        self.exact = not any(_NUMERIC_TIME.fullmatch(w) or _NAMED_TIME.fullmatch(w) for w in written)
+        self.exact = not by_shape
 
     @staticmethod
     def reads(text: str) -> bool:
         """Whether `text` is written as one of the time formats (not whether it is a real date)."""
-        return any(p.fullmatch(text) for p in (_NUMERIC_TIME, _NAMED_TIME, _EPOCH_TIME)) or _is_iso(text)
+        return _WrittenDate.read(text) is not None or _EPOCH_TIME.fullmatch(text) is not None or _is_iso(text)
 
-    def value(self, text: str) -> datetime | str:
+    def value(self, text: str, line: int) -> datetime | str | _UnreadDate:
         """What the message's `timestamp` holds: an ISO text as it is (a Unix time written as one), else the local
-        time read (the text itself when it does not read: the reader skips it as a bad timestamp)."""
+        time read, else an `_UnreadDate` saying why it does not read (the reader skips it as a bad timestamp)."""
         if _is_iso(text):
             return text
         if m := _EPOCH_TIME.fullmatch(text):
@@ -1154,33 +1202,184 @@ class _WrittenTimes:
                 moment = datetime.fromtimestamp(int(m.group(1)) / (1000 if len(m.group(1)) == 13 else 1),
                                                 timezone.utc)
             except (OverflowError, OSError, ValueError):
-                return text
+                return _UnreadDate(text, line, "is no Unix time")
             return moment.isoformat()
-        local = self._local(text)
-        return text if local is None else local
+        local = self._read.get(text, "is no date and time DiscordChatExporter writes")
+        return local if isinstance(local, datetime) else _UnreadDate(text, line, local)
 
-    def _local(self, text: str) -> datetime | None:
-        if m := _NUMERIC_TIME.fullmatch(text):
-            a, b, c = m["a"], m["b"], m["c"]
-            if len(a) > 2:
-                year, month, day = a, b, c
-            else:
-                day, month, year = (b, a, c) if self.order == "month_first" else (a, b, c)
-        elif m := _NAMED_TIME.fullmatch(text):
-            day, year, month = m["day"], m["year"], _MONTHS.get(m["month"].lower())
-            if month is None:
-                return None
+
+@dataclass(frozen=True)
+class _UnreadDate:
+    """A CSV or PlainText date that does not read, held as its message's timestamp for the reader to skip the
+    message, saying where and why."""
+
+    written: str
+    line: int
+    reason: str
+
+    @property
+    def detail(self) -> str:
+        return f"line {self.line}: {self.written[:60]!r} {self.reason}"
+
+
+@dataclass(frozen=True)
+class _DateShape:
+    """What every date written in one pattern shares: its fields' kinds ("a" a month's name, "4" a number of three
+    or four digits, "2" of one or two), the separators between and after them, and its clock."""
+
+    weekday: str | None  # what follows an English weekday before the date (", " or " "), None without one
+    kinds: tuple[str, str, str]
+    separators: tuple[str, str, str]  # after the first field, after the second, after the third
+    clock: str  # between hour and minute: ":", "." or "h" (fr-CA's "18 h 02")
+    seconds: bool
+    designator: str | None  # a 12-hour clock's "before" the time (ko, zh-TW, ja) or "after" it; None: 24 hours
+
+
+@dataclass(frozen=True)
+class _WrittenDate:
+    """A local date and time as written, cut into its parts: which of `fields` is the day, the month and the year
+    is decided for the whole file (`_DatePattern`)."""
+
+    text: str
+    shape: _DateShape
+    weekday: str | None
+    fields: tuple[str, str, str]  # digits, or a month's name
+    hour: int
+    minute: int
+    second: int
+    afternoon: bool | None  # None: a 24-hour clock
+
+    @staticmethod
+    def read(text: str) -> _WrittenDate | None:
+        """`text` cut into its parts; None for no local date and time."""
+        m = _LOCAL_TIME.fullmatch(text)
+        fields = (m["f0"], m["f1"], m["f2"]) if m else ()
+        kinds = tuple("a" if f[0].isalpha() else "4" if len(f) > 2 else "2" for f in fields)
+        if m is None or kinds.count("a") > 1:  # words, not a date ("[Meet you 2024 18:00]")
+            return None
+        separators = tuple(re.sub(r"\s+", " ", m[g]) for g in ("s0", "s1", "end"))
+        designator = m["before"] or m["after"]
+        shape = _DateShape(m["after_weekday"] and re.sub(r"\s+", " ", m["after_weekday"]), kinds, separators,
+                           "h" if "h" in m["clock"].lower() else m["clock"], m["second"] is not None,
+                           None if designator is None else "before" if m["before"] else "after")
+        afternoon = None if designator is None else _AFTERNOON.get(designator, designator[0] in "Pp")
+        return _WrittenDate(text, shape, m["weekday"], fields, int(m["hour"]), int(m["minute"]),
+                            int(m["second"] or 0), afternoon)
+
+
+def _year_of(written: str, this_year: int) -> tuple[int, bool] | None:
+    """The Gregorian year a date's year field stands for, and whether it was written in the Thai Buddhist era; None
+    for a year no Discord message has. The rule: a year from 2015 (Discord's first) to next year is Gregorian; a
+    year that is none of these but, less 543, is one (2558 to 2570 in 2026: over 500 years ahead) is of the
+    Buddhist era; any other year is none. Two digits are a year of this century, or of the Buddhist era's 2500s
+    when this century's is none."""
+    if not written.isdigit():
+        return None
+    number = int(written)
+    for year in (number,) if len(written) > 2 else (2000 + number, 2500 + number):
+        if _DISCORD_FIRST_YEAR <= year <= this_year + 1:
+            return year, False
+        if _DISCORD_FIRST_YEAR <= year - _BUDDHIST_ERA <= this_year + 1:
+            return year - _BUDDHIST_ERA, True
+    return None
+
+
+def _named(word: str, names: list[str]) -> int | None:
+    """The place (from 0) of the English name `word` abbreviates ("Mar", "March", "Sept." → 2), None for a word of
+    another language."""
+    word = word.rstrip(".").lower()
+    return next((i for i, name in enumerate(names) if len(word) >= 3 and name.startswith(word)), None)
+
+
+@dataclass(frozen=True)
+class _DatePattern:
+    """Which of a date shape's fields are the year, the month and the day, and whether the years are of the Thai
+    Buddhist era: decided once (`infer`) from all of a file's dates of that shape, as WhatsApp's date order is."""
+
+    shape: _DateShape
+    year: int  # the year's field (0, 1 or 2)
+    month: int
+    day: int
+    buddhist: bool
+    order: str | None  # `stats["date_order"]`: "day_first" or "month_first" for two numbers before the year
+    ambiguous: bool | None  # True when no number over 12 told that order, or numbers over 12 in both places
+    assumed: tuple[str, ...]  # what was assumed for lack of evidence, for the log (none when the dates told all)
+
+    @staticmethod
+    def infer(shape: _DateShape, dates: list[_WrittenDate], this_year: int) -> _DatePattern:
+        """The year is the field of four digits, else the one field whose every value is a year a message can
+        have (14 is none: "24/03/14" is year first), else the last; a month's name is the month; of two numbers
+        left, one over 12 anywhere in the file is the day. Without one (or with days over 12 in both places), the
+        default: year, month, day for a year first, month first with a designator after the time (as en-US writes
+        it), else day first."""
+        numbers = [i for i, kind in enumerate(shape.kinds) if kind != "a"]
+        names = [i for i, kind in enumerate(shape.kinds) if kind == "a"]
+        wide = [i for i in numbers if shape.kinds[i] == "4"]
+        years = [i for i in numbers if all(_year_of(d.fields[i], this_year) for d in dates)]
+        year = wide[0] if wide else years[0] if len(years) == 1 else numbers[-1]  # a date has one name at most
+        # DiscordChatExporter's own "dd-MMM-yy" puts a two-digit year last: only numbers alone leave it in doubt
+        assumed = [] if wide or len(years) == 1 or names else [
+            f"{'more than one field' if years else 'no field'} could be the year in every date: read the year last"]
+        first, second = (i for i in range(3) if i != year)
+        order = ambiguous = None
+        if names:
+            month = names[0]
+            day = second if month == first else first
         else:
-            return None
-        hour = int(m["hour"])
-        if m["ampm"] is not None or m["meridiem"] is not None:
-            afternoon = m["ampm"] in ("P", "p") if m["meridiem"] is None else _AFTERNOON[m["meridiem"]]
-            hour = hour % 12 + (12 if afternoon else 0)
-        year = int(year) + (2000 if len(str(year)) <= 2 else 0)
+            over_first = any(int(d.fields[first]) > 12 for d in dates)
+            over_second = any(int(d.fields[second]) > 12 for d in dates)
+            day_first = over_first if over_first != over_second else year != 0 and shape.designator != "after"
+            day, month = (first, second) if day_first else (second, first)
+            if over_first == over_second:
+                told = ("days over 12 in both places (dates of two orders)" if over_first
+                        else "no day or month over 12 in its dates")
+                assumed.append(f"{told}: read {'day' if day_first else 'month'} first")
+            if year != 0:
+                order, ambiguous = ("day_first" if day_first else "month_first"), over_first == over_second
+        eras = {found[1] for d in dates if (found := _year_of(d.fields[year], this_year))}
+        return _DatePattern(shape, year, month, day, eras == {True}, order, ambiguous, tuple(assumed))
+
+    def read(self, date: _WrittenDate, this_year: int) -> datetime | str:
+        """The local time `date` (of this pattern's shape) holds, or why it holds none."""
+        found = _year_of(date.fields[self.year], this_year)
+        if found is None:
+            return "has a year no Discord message has"
+        year, buddhist = found
+        if buddhist != self.buddhist:
+            return "has a Buddhist-era year among the file's Gregorian ones"
+        month = date.fields[self.month]
+        month = _named(month, _MONTH_NAMES) if month[0].isalpha() else int(month) - 1
+        if month is None:
+            return "has no English month name"
+        hour = date.hour if date.afternoon is None else date.hour % 12 + (12 if date.afternoon else 0)
         try:
-            return datetime(year, int(month), int(day), hour, int(m["minute"]), int(m["second"] or 0))
+            moment = datetime(year, month + 1, int(date.fields[self.day]), hour, date.minute, date.second)
         except ValueError:
-            return None
+            return f"is no date in the file's pattern ({self.describe()})"
+        if date.weekday is not None and _named(date.weekday, _WEEKDAY_NAMES) != moment.weekday():
+            return f"is a {moment:%A} in the file's pattern ({self.describe()}), not a {date.weekday}"
+        return moment
+
+    def describe(self) -> str:
+        """The pattern as .NET's format strings write one ("d/M/yyyy H:mm", "MMM d, yyyy h:mm tt"), without the
+        numbers' padding or the names' length ("MMM" for "Mar" and "March"), which its dates do not always tell."""
+        shape = self.shape
+        fields = {self.year: "yyyy" if shape.kinds[self.year] == "4" else "yy",
+                  self.month: "MMM" if shape.kinds[self.month] == "a" else "M", self.day: "d"}
+        date = "".join(fields[i] + shape.separators[i] for i in range(3))
+        hour = "H" if shape.designator is None else "h"
+        clock = " h " if shape.clock == "h" else shape.clock
+        time = f"{hour}{clock}mm" + (f"{':' if shape.clock == 'h' else shape.clock}ss" if shape.seconds else "")
+        time = {"before": f"tt {time}", "after": f"{time} tt"}.get(shape.designator or "", time)
+        return ("" if shape.weekday is None else f"ddd{shape.weekday}") + f"{date} {time}"
+
+    def log(self, path: Path | None) -> None:
+        """Say in the log what the file's dates could not tell, and a Buddhist era read."""
+        for assumed in self.assumed:
+            log.warning("%s: %s (%s)", path, assumed, self.describe())
+        if self.buddhist:
+            log.info("%s: its years are of the Thai Buddhist era (th-TH's calendar): read %d years earlier (%s)",
+                     path, _BUDDHIST_ERA, self.describe())
 
 
 def _is_iso(text: str) -> bool:

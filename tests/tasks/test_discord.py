@@ -722,3 +722,161 @@ def test_a_data_package_zip_reads_as_its_folder(tmp_path):
     assert not looks_like_discord_archive(other)
     with pytest.raises(InputFileError, match=r"other\.zip: a zip without a Discord data package's channel folders"):
         read_discord_export(other)
+
+
+# ------------------------------------------------------------------------------------------------ dates: Thai, custom
+
+
+def _csv_of_dates(tmp_path, dates, name="chat.csv"):
+    """A DiscordChatExporter CSV (header on line 1) of one message per date: "message 0", "message 1"…"""
+    rows = "".join(f'"111","sam","{d}","message {i}","",""\n' for i, d in enumerate(dates))
+    path = tmp_path / name
+    path.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n" + rows, encoding="utf-8")
+    return path
+
+
+class TestThaiBuddhistEraDates:
+    """.NET's th-TH culture counts years in the Thai Buddhist era (Gregorian + 543): its "g" format, "d/M/yyyy
+    HH:mm" from ICU's "d/M/yy" (.NET widens a short date's "yy") and "HH:mm" ("H:mm" in Windows' own data), writes
+    2024-03-14 18:02 as "14/3/2567 18:02", in ASCII digits. These tests hold until the Gregorian year 2566."""
+
+    @pytest.mark.parametrize("form", ["text", "csv"])
+    @pytest.mark.parametrize("dates", [("14/3/2567 18:02", "15/3/2567 09:03"),  # ICU
+                                       ("14/3/2567 18:02", "15/3/2567 9:03")])  # Windows
+    def test_th_th_g_format_reads_as_the_gregorian_time(self, tmp_path, form, dates):
+        if form == "text":
+            path = tmp_path / "kim.txt"
+            path.write_text(_plain_text((dates[0], "sam.lee", "สวัสดี"), (dates[1], "kim_k", "ไปไหนมา")),
+                            encoding="utf-8")
+        else:  # CSV wrote "g" from 2023-09 (the --locale option) to 2023-11 (ISO since)
+            path = _csv_of_dates(tmp_path, dates)
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [m.timestamp for m in chat.messages] == [datetime(2024, 3, 14, 18, 2), datetime(2024, 3, 15, 9, 3)]
+        assert skips.total == 0 and chat.stats["buddhist_era"] is True
+        assert chat.stats["date_pattern"] == "d/M/yyyy H:mm" and chat.stats["date_order"] == "day_first"
+
+    def test_a_customised_thai_clock_and_two_digit_buddhist_years(self, tmp_path):
+        # a Thai user's own short date "d/M/yy" and time "h:mm tt" (ICU's th designators)
+        path = _csv_of_dates(tmp_path, ["14/3/67 6:02 หลังเที่ยง", "15/3/67 9:03 ก่อนเที่ยง"])
+        [chat] = read_discord_export(path)
+        assert [m.timestamp for m in chat.messages] == [datetime(2024, 3, 14, 18, 2), datetime(2024, 3, 15, 9, 3)]
+        assert chat.stats["buddhist_era"] is True
+
+    def test_buddhist_era_only_when_every_year_of_the_file_is_one(self, tmp_path):
+        # the rule: a year is Gregorian from 2015 (Discord's first) to next year; one that is not but, less 543, is
+        # (2558 on: over 500 years ahead) is of the Buddhist era; a file is read so only when every one of its years
+        # is; else its Buddhist-era years, as its years that are neither, are counted, never read as some time
+        path = _csv_of_dates(tmp_path, ["14/3/2024 18:02", "15/3/2567 09:03", "16/3/2024 10:00", "17/3/2700 11:00"])
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [m.text for m in chat.messages] == ["message 0", "message 2"]
+        assert chat.stats["skipped"] == {"discord_bad_timestamp": 2} and "buddhist_era" not in chat.stats
+        assert skips.examples["discord_bad_timestamp"].endswith(
+            "#position-1: line 3: '15/3/2567 09:03' has a Buddhist-era year among the file's Gregorian ones")
+
+    def test_a_future_year_that_is_no_buddhist_one_is_counted(self, tmp_path):
+        path = _csv_of_dates(tmp_path, ["14/3/2600 18:02", "15/3/2600 09:03"])  # 2600 - 543 = 2057
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert chat.messages == [] and dict(skips.counts) == {"discord_bad_timestamp": 2}
+        assert skips.examples["discord_bad_timestamp"].endswith(
+            "#position-0: line 2: '14/3/2600 18:02' has a year no Discord message has")
+
+
+SENT = (datetime(2024, 3, 14, 18, 2), datetime(2024, 3, 15, 9, 3))  # the two messages of the tests below
+
+
+class TestCustomisedDateFormats:
+    """Dates in a user's own short date and time (Windows' regional settings, read by DiscordChatExporter since
+    2024-01; its --dateformat, in English, before 2023-09): one pattern for the whole file, found from all its
+    dates."""
+
+    @pytest.mark.parametrize(("dates", "pattern", "sent"), [
+        (["Mar 14, 2024 6:02 PM", "Mar 15, 2024 9:03 AM"], "MMM d, yyyy h:mm tt", SENT),
+        (["Thursday, March 14, 2024 6:02 PM", "Friday, March 15, 2024 9:03 AM"], "ddd, MMM d, yyyy h:mm tt", SENT),
+        (["2024-Mar-14 18:02", "2024-Mar-15 09:03"], "yyyy-MMM-d H:mm", SENT),
+        (["Thu 14/03/2024 18:02:05", "Fri 15/03/2024 09:03:00"], "ddd d/M/yyyy H:mm:ss",
+         (datetime(2024, 3, 14, 18, 2, 5), datetime(2024, 3, 15, 9, 3))),
+        (["2024.03.14 18:02", "2024.03.15 09:03"], "yyyy.M.d H:mm", SENT),
+        (["14-Mar-24 6:02 PM", "15-Mar-24 9:03 AM"], "d-MMM-yy h:mm tt", SENT),
+        # a two-digit year first: 14 cannot be the year of a Discord message (2014), so the 24 is
+        (["24/03/14 18:02", "24/03/15 09:03"], "yy/M/d H:mm", SENT),
+        # year, day, month: the 14 is a day wherever it is in the file
+        (["2024-05-03 18:02", "2024-14-03 09:03"], "yyyy-d-M H:mm",
+         (datetime(2024, 3, 5, 18, 2), datetime(2024, 3, 14, 9, 3))),
+    ])
+    def test_one_pattern_is_found_from_all_of_a_files_dates(self, tmp_path, dates, pattern, sent):
+        path = tmp_path / "kim.txt"
+        path.write_text(_plain_text((dates[0], "sam.lee", "Hey"), (dates[1], "kim_k", "Yes!")), encoding="utf-8")
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [(m.author, m.text, m.timestamp) for m in chat.messages] == [("sam.lee", "Hey", sent[0]),
+                                                                            ("kim_k", "Yes!", sent[1])]
+        assert skips.total == 0 and chat.stats["date_pattern"] == pattern
+        assert "buddhist_era" not in chat.stats
+
+    def test_an_ambiguous_file_says_which_order_it_assumed(self, tmp_path, caplog):
+        path = _csv_of_dates(tmp_path, ["03/04/2024 18:02", "05/04/2024 19:03"], "ambiguous.csv")
+        with caplog.at_level("WARNING", logger="tasks.discord"):
+            [chat] = read_discord_export(path)
+        assert [m.timestamp for m in chat.messages] == [datetime(2024, 4, 3, 18, 2), datetime(2024, 4, 5, 19, 3)]
+        assert chat.stats["date_order"] == "day_first" and chat.stats["date_order_ambiguous"] is True
+        [record] = [r for r in caplog.records if "ambiguous.csv" in r.getMessage()]
+        assert "no day or month over 12" in record.getMessage() and "read day first (d/M/yyyy H:mm)" in (
+            record.getMessage())
+
+    def test_dates_the_files_pattern_does_not_read_are_counted_with_line_and_reason(self, tmp_path):
+        path = _csv_of_dates(tmp_path, ["Mar 14, 2024 6:02 PM", "Mar 15, 2024 9:03 AM", "16/03/2024 10:00",
+                                        "Mar 32, 2024 6:02 PM", "Mär 17, 2024 6:02 PM", "yesterday"])
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [m.text for m in chat.messages] == ["message 0", "message 1"]
+        assert chat.stats["skipped"] == {"discord_bad_timestamp": 4}
+        assert skips.examples["discord_bad_timestamp"].endswith(
+            "#position-2: line 4: '16/03/2024 10:00' is not written as the file's other dates (MMM d, yyyy h:mm tt)")
+        # every reason, by line: another pattern's, no such day, a month name not in English, no date at all
+        details = _bad_timestamp_details(path)
+        assert details == [
+            "line 4: '16/03/2024 10:00' is not written as the file's other dates (MMM d, yyyy h:mm tt)",
+            "line 5: 'Mar 32, 2024 6:02 PM' is no date in the file's pattern (MMM d, yyyy h:mm tt)",
+            "line 6: 'Mär 17, 2024 6:02 PM' has no English month name",
+            "line 7: 'yesterday' is no date and time DiscordChatExporter writes",
+        ]
+
+    def test_a_weekday_that_is_not_the_dates_is_counted(self, tmp_path):
+        # 2024-03-15 is a Friday: the date or its weekday is wrong, and which cannot be told
+        path = _csv_of_dates(tmp_path, ["Thu 14/03/2024 18:02", "Thu 15/03/2024 09:03"])
+        [chat] = read_discord_export(path)
+        assert [m.text for m in chat.messages] == ["message 0"]
+        assert _bad_timestamp_details(path) == [
+            "line 3: 'Thu 15/03/2024 09:03' is a Friday in the file's pattern (ddd d/M/yyyy H:mm), not a Thu"]
+
+    def test_plain_text_line_numbers_of_unread_dates(self, tmp_path):
+        path = tmp_path / "kim.txt"
+        path.write_text(_plain_text(("Mar 14, 2024 6:02 PM", "sam", "a"), ("Mar 15, 2024 9:03 AM", "kim", "b"),
+                                    ("15/03/2024 09:04", "sam", "c")), encoding="utf-8")
+        [chat] = read_discord_export(path)
+        assert [m.text for m in chat.messages] == ["a", "b"]
+        # the header's five lines, then three lines a message: the third message's "[date] author" is on line 12
+        assert _bad_timestamp_details(path) == [
+            "line 12: '15/03/2024 09:04' is not written as the file's other dates (MMM d, yyyy h:mm tt)"]
+
+
+class _EverySkip(SkipCounter):
+    """A SkipCounter that keeps what every skipped record was said to be (the counter keeps each reason's first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.details: list[tuple[str, str]] = []
+
+    def skip(self, reason: str, where: str, detail: str = "") -> None:
+        super().skip(reason, where, detail)
+        self.details.append((reason, detail))
+
+
+def _bad_timestamp_details(path):
+    """What each skipped bad timestamp of `path` was said to be, in file order."""
+    skips = _EverySkip()
+    read_discord_export(path, skips)
+    return [detail for reason, detail in skips.details if reason == "discord_bad_timestamp"]

@@ -378,6 +378,14 @@ class ExportArchive:
     def is_file(self, path: Path) -> bool:
         return path in self._members
 
+    def member_checksum(self, path: Path) -> tuple[int, int]:
+        """(size, CRC-32) of the member at `path` as the zip's directory records them: tells two members apart
+        without inflating them (equal ones may still differ)."""
+        info = self._members.get(path)
+        if info is None:
+            raise InputFileError(f"{path}: no such file in {self.path}")
+        return info.file_size, info.CRC
+
     def read_bytes(self, path: Path, head: int | None = None) -> bytes:
         """The bytes of the member at `path` (the first `head` of them when given, to sniff)."""
         info = self._members.get(path)

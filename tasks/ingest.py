@@ -4,7 +4,8 @@ One shard task per input file: it streams the file's records into one Parquet pa
 part of the `messages/` side dataset). Broken records are skipped and counted with their location; a file that
 cannot be read at all fails the stage naming it (`check_readable`), or with `on_unreadable: skip` is counted and
 listed in the manifest's `unreadable_files`. When several chat inputs hold copies of one conversation (a `.txt`
-export and the phone's database), the documents keep one merged copy (`merge_chat_copies`), counted.
+export and the phone's database), the documents keep one merged copy (`merge_chat_copies`), counted. A Messenger
+download given as several zips (or the folders they unzip to) reads as one (`join_split_downloads`).
 
 JSON lines may be gzip, bzip2, xz or zstd compressed, told by the file's first bytes (not its name); the page's
 URL and time are taken from the record or from the `metadata`, `meta` or `warc_headers` that Dolma, datatrove,
@@ -22,6 +23,7 @@ import bz2
 import codecs
 import glob
 import gzip
+import hashlib
 import io
 import itertools
 import json
@@ -30,9 +32,10 @@ import lzma
 import os
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from storage.fingerprint import hash_file
 from storage.parquet import ParquetShardWriter
@@ -40,6 +43,9 @@ from storage.schemas import DOCUMENT_SCHEMA, MESSAGE_SCHEMA
 from tasks.params import IngestParams, InputSpec
 from tasks.records import Document, InputFileError, SkipCounter, stable_id, without_surrogates
 from tasks.shard_drivers import ShardCounts, Summary
+
+if TYPE_CHECKING:
+    from tasks.messenger import SplitConversation
 
 STAGE = "ingest"
 # 2: messages carry reply_to, chat sources telegram and whatsapp-db; 3: chat copies merged; 4: JSONL url and time
@@ -73,6 +79,9 @@ class InputFile:
     kind: str  # whatsapp | whatsapp-db | telegram | messenger | discord | wet | warc | jsonl | text
     source: str
     sha256: str
+    # messenger: the conversations of a download split over several inputs that this one reads whole or leaves to
+    # another (`join_split_downloads`); None when no run planned it (the reader then looks within the file only)
+    split: tuple[SplitConversation, ...] | None = None
 
 
 def detect_kind(path: Path) -> str:
@@ -198,6 +207,33 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
             out.append(InputFile(path=str(path), kind=kind, source=source, sha256=_content_sha256(kind, path)))
         if media:
             log.info("ingest.inputs[%d]: %d photo, video and audio file(s) passed over (no text to read)", i, media)
+    return join_split_downloads(out)
+
+
+def join_split_downloads(files: list[InputFile]) -> list[InputFile]:
+    """A Messenger/Instagram download in several zips (or the folders they unzip to, or both) read as if unzipped
+    into one folder: a conversation whose parts lie in several inputs is read whole by the one holding its first
+    part and left by the others (`tasks.messenger.find_split_conversations`, over every Messenger input of the run).
+    Every input keeps its shard; the key of one that reads or leaves such a conversation also covers the other
+    inputs holding it, and which of the two it does."""
+    messenger = [f.path for f in files if f.kind == "messenger"]
+    if not messenger:
+        return files
+    from tasks.messenger import find_split_conversations
+
+    split = find_split_conversations(messenger)
+    sha256 = {f.path: f.sha256 for f in files}
+    out = []
+    for f in files:
+        if f.kind != "messenger":
+            out.append(f)
+            continue
+        held = tuple(c for c in split if f.path in c.inputs)
+        if held:
+            key = [f.sha256, *(" ".join([c.key, "reads" if c.reader[0] == f.path else "leaves",
+                                         *sorted(sha256[i] for i in c.inputs if i != f.path)]) for c in held)]
+            f = replace(f, sha256=hashlib.sha256("\n".join(key).encode()).hexdigest())
+        out.append(replace(f, split=held))
     return out
 
 
@@ -637,7 +673,8 @@ def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
     if f.kind == "messenger":
         from tasks.messenger import read_messenger_export
 
-        return read_messenger_export(Path(f.path), skips, tz=params.database_timezone, source=f.source)
+        return read_messenger_export(Path(f.path), skips, tz=params.database_timezone, source=f.source,
+                                     split=f.split)
     if f.kind == "discord":
         from tasks.discord import read_discord_export
 

@@ -53,9 +53,20 @@ those are skipped and counted (`messenger_reaction_notice`). "… sent an attach
 the attachment or link are left out of the text. Timestamps are UTC epochs written as local time in `tz`
 (default UTC).
 
-The download comes as one or more `.zip` files; a zip is read as the folder it unzips to (`ExportArchive`: every
-conversation in it, a conversation's parts together, the same chats and ids as unzipped), member by member and
-never extracted, photos and videos left unread.
+The download comes as a `.zip`, read as the folder it unzips to (`ExportArchive`: every conversation in it, a
+conversation's parts together, the same chats and ids as unzipped), member by member and never extracted, photos
+and videos left unread. A large download comes as several zips that unzip to the same layout, each with some of
+the files, so that one conversation's `message_1.json` can be in one zip and its `message_2.json` in another (what
+was found about it, and where: the section "a download in parts" below). The inputs of one reading (ingest's run,
+`read_messenger_exports`), zips, the folders they were unzipped to or both, are read as if all had been unzipped
+into one folder: a conversation at the same folder below `messages/` in several of them, whose parts complete each
+other, is one chat with the chat id, rows and stats the single folder gives (and `part_files`, where each part was
+read), given by the input that holds its first part and by no other (`find_split_conversations`); a part found
+twice is read once. The zips' names play no part. A conversation found in several inputs whose copies differ in
+some part is of two downloads made at different times, and one that every input holds whole is a copy: each input
+reads its own, as when given alone, and `tasks.chat_merge` merges the copies. What is not joined: a conversation
+split over the zips of one download that also lies, different, in another download of the same run; its parts are
+then read one by one, as before.
 
 A file that ends early (a download or copy cut short) keeps every complete message before the cut, as Telegram's
 reader does: the top object and its `messages` list are read member by member (`chat_records.read_cut_json`), a
@@ -80,7 +91,8 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -259,6 +271,161 @@ def conversation_sha256(path: str | os.PathLike) -> str:
     return combined_sha256([file_sha256(p) for p in chat_parts(path)])
 
 
+# ----------------------------------------------------------------------------------------------- a download in parts
+
+# Meta may deliver one download as several zips that unzip to the same layout, each with some of the files, so that
+# one conversation's message_1.json and message_2.json can be in different zips. Found (for facts only): stepva/
+# chatalysis's README ("It is possible that Facebook splits your data into multiple files. Download all of them and
+# extract them into one folder") and its facebook_source.py, which gathers a chat's folders from every `inbox/`
+# below the chosen folder; suitangi/Messenger-Analyzer's docs/DownloadData.md ("There may be multiple files
+# depending on the size and date range you chose", unzipped as `facebook-username/`, `facebook-username (1)/`,
+# `facebook-username (2)/`, each with its own `messages/`), whose main.js joins the files of one `thread_path`;
+# greg-randall/memento-mori issues #2 (an Instagram download of 30 GB "sent to me in chunks") and #11 ("Instagram
+# gives me 2 ZIP exports"; one zip is named `instagram-<user>-<date>-<8 letters>.zip`). How Meta names the parts
+# of one download was not found, and the browser gives them " (1)", " (2)" when they share one, so parts are told
+# by what they hold, not by their names: the same conversation folder below `messages/`, parts that complement
+# each other and never differ where they overlap.
+_ACTIVITY = re.compile(r"your_\w+_activity", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SplitConversation:
+    """A conversation whose `message_N.json` parts lie in several places of one download (several of its zips, the
+    folders they were unzipped to): read as one chat from `parts`, one copy of each, by the place holding the first
+    part (`reader`); its other `places` give nothing for it. A place is (input, the conversation's folder), an
+    input a zip, a folder or a message file as given."""
+
+    key: str  # where it lies in every part: "messages/inbox/radoslaw_123"
+    places: tuple[tuple[str, str], ...]
+    reader: tuple[str, str]
+    parts: tuple[tuple[str, str], ...]  # (input, file) of each part, by N
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i for i, _ in self.places))
+
+
+def find_split_conversations(inputs: Sequence[str | os.PathLike]) -> list[SplitConversation]:
+    """The conversations of one download split over `inputs` (zips, folders, message files, in any order): those
+    found at the same folder below `messages/` in several places, where some place lacks a part another holds
+    (a part in two places is read once) and no part differs between places. A conversation in several places
+    whose copies differ is of different downloads (made at different times) and one that every place holds whole
+    is a copy: neither is joined, each place reads its own, as a single input does (tasks.chat_merge merges the
+    copies later). Inputs that cannot be read are passed over (their own reading says why)."""
+    with ExitStack() as stack:
+        return _find_split([str(Path(i)) for i in inputs], _Inputs(stack))
+
+
+def _find_split(inputs: list[str], opened: _Inputs) -> list[SplitConversation]:
+    places: dict[str, list[tuple[str, Path, dict[int, Path]]]] = {}
+    for given in dict.fromkeys(inputs):
+        for folder, parts in _conversation_folders(given, opened).items():
+            key = _conversation_key(folder)
+            if key is not None:
+                places.setdefault(key, []).append((given, folder, parts))
+    found = (_join(key, held, opened) for key, held in sorted(places.items()) if len(held) > 1)
+    return [c for c in found if c is not None]
+
+
+def _conversation_folders(given: str, opened: _Inputs) -> dict[Path, dict[int, Path]]:
+    """The conversation folders of an input, each with its parts by N."""
+    path = Path(given)
+    try:
+        archive = opened.archive(given)
+        if archive is not None:
+            files = [f for f in archive.files() if not _hidden(f, path)]
+        elif path.is_dir():
+            files = [f for f in path.rglob("*.json") if not _hidden(f, path) and f.is_file()]
+        else:
+            files = chat_parts(path) if part_number(path) is not None else []
+    except InputFileError:
+        return {}
+    folders: dict[Path, dict[int, Path]] = {}
+    for file in sorted(files):
+        if (number := part_number(file)) is not None:
+            folders.setdefault(file.parent, {}).setdefault(number, file)
+    return folders
+
+
+def _conversation_key(folder: Path) -> str | None:
+    """Where a conversation folder lies in any part of its download: its path from `messages/` on (with the
+    `your_…_activity/` above it), None outside a `messages/` folder."""
+    names = folder.parts
+    at = next((i for i in range(len(names) - 2, -1, -1) if names[i].lower() == "messages"), None)
+    if at is None:
+        return None
+    if at > 0 and _ACTIVITY.fullmatch(names[at - 1]):
+        at -= 1
+    return "/".join(names[at:])
+
+
+def _join(key: str, held: list[tuple[str, Path, dict[int, Path]]], opened: _Inputs) -> SplitConversation | None:
+    """The conversation `key`'s places joined, or None when they are copies (each holds every part) or differ."""
+    held = sorted(held, key=lambda h: (h[0], str(h[1])))
+    numbers = sorted({n for _, _, parts in held for n in parts})
+    if all(len(parts) == len(numbers) for _, _, parts in held):
+        return None
+    reader = min(held, key=lambda h: (min(h[2]), h[0], str(h[1])))
+    chosen = []
+    in_order = [reader, *(h for h in held if h is not reader)]
+    for n in numbers:  # the reader's copy of a part, else the first place's
+        copies = [(given, parts[n]) for given, _, parts in in_order if n in parts]
+        if not all(opened.same_bytes(copies[0], other) for other in copies[1:]):
+            return None
+        chosen.append((copies[0][0], str(copies[0][1])))
+    places = tuple((given, str(folder)) for given, folder, _ in held)
+    return SplitConversation(key, places, (reader[0], str(reader[1])), tuple(chosen))
+
+
+def _part_files(conversation: SplitConversation, opened: _Inputs) -> list[tuple[Path, ExportArchive | None]]:
+    return [(Path(file), opened.archive(given)) for given, file in conversation.parts]
+
+
+class _Inputs:
+    """The inputs of a reading, each zip opened once (until the ExitStack closes), and whether two parts hold the
+    same bytes wherever they lie: told apart by their size (and a zip's CRC) before their bytes are hashed."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self._stack = stack
+        self._archives: dict[str, ExportArchive | None] = {}
+        self._digests: dict[tuple[str, Path], str] = {}
+
+    def archive(self, given: str) -> ExportArchive | None:
+        """The zip `given` opened, None for anything else."""
+        if given not in self._archives:
+            path = Path(given)
+            is_zip = is_zip_name(path) and path.is_file()
+            self._archives[given] = self._stack.enter_context(ExportArchive(path)) if is_zip else None
+        return self._archives[given]
+
+    def same_bytes(self, a: tuple[str, Path], b: tuple[str, Path]) -> bool:
+        """Whether the part at `a` holds the bytes of the part at `b` ((input, path) each); False when one cannot
+        be read."""
+        try:
+            (size_a, crc_a), (size_b, crc_b) = self._checksum(*a), self._checksum(*b)
+            if size_a != size_b or None not in (crc_a, crc_b) and crc_a != crc_b:
+                return False
+            return self._digest(*a) == self._digest(*b)
+        except InputFileError:
+            return False
+
+    def _checksum(self, given: str, path: Path) -> tuple[int, int | None]:
+        archive = self.archive(given)
+        if archive is not None:
+            return archive.member_checksum(path)
+        try:
+            return path.stat().st_size, None
+        except OSError as e:
+            raise InputFileError(f"{path}: cannot be read ({e.strerror})") from None
+
+    def _digest(self, given: str, path: Path) -> str:
+        if (given, path) not in self._digests:
+            archive = self.archive(given)
+            digest = hashlib.sha256(archive.read_bytes(path)).hexdigest() if archive is not None else None
+            self._digests[given, path] = digest or file_sha256(path)
+        return self._digests[given, path]
+
+
 def read_messenger_export(
     path: str | os.PathLike,
     skips: SkipCounter | None = None,
@@ -266,17 +433,24 @@ def read_messenger_export(
     tz: tzinfo | str | None = None,
     source: str | None = None,
     siblings: bool = True,
+    split: Sequence[SplitConversation] | None = None,
 ) -> list[WhatsAppChat]:
     """The conversations of a Messenger or Instagram JSON export, one `WhatsAppChat` each, oldest message first.
 
     `path` is a message file, or a folder: a conversation's (`inbox/<name>_<id>/`) or a whole export's, in which
-    every `message_N.json` and every e2ee chat file is read, one chat per conversation folder (other JSON files
-    of the export are passed over); or the export's `.zip`, read as the folder it unzips to. For a file named
+    every `message_N.json` and every e2ee chat file is read, one chat per conversation (other JSON files of the
+    export are passed over); or the export's `.zip`, read as the folder it unzips to. For a file named
     `message_N.json`, `siblings=True` reads the conversation's other parts in the same folder with it, into one
     chat; the chat is returned for the first part present (normally `message_1.json`), and nothing for the later
     ones (`is_continuation_part`), so that a folder given file by file reads every conversation once.
     `siblings=False` reads the file alone. A file cut short keeps its complete messages (see the module's
     docstring).
+
+    A download in several parts (Meta's zips of one download, the folders they were unzipped to): `split` is what
+    `find_split_conversations` found in all the inputs of the run; a conversation of `path` that it names is read
+    whole, its parts taken from the other inputs too, when `path` holds its first part, and gives nothing otherwise
+    (`read_messenger_exports` reads several inputs so). Left None, the conversations split within `path` itself
+    (a folder holding each zip unzipped into its own folder) are found and joined.
 
     `source` is "messenger" or "instagram"; left None, it is "instagram" when a folder of the path says so
     (`your_instagram_activity`, `instagram-<user>-<date>`), else "messenger". `chat_id` is derived from the
@@ -288,18 +462,45 @@ def read_messenger_export(
     path = Path(path)
     skips = skips if skips is not None else SkipCounter()
     zone = resolve_tz(tz)
-    if path.is_dir():
-        return _read_folder(path, skips, zone, source)
+    if path.is_dir() or is_zip_name(path) and path.is_file():
+        with ExitStack() as stack:
+            inputs = _Inputs(stack)
+            archive = inputs.archive(str(path))
+            if archive is None:
+                return _read_files(path, sorted(f for f in path.rglob("*.json") if f.is_file()), skips, zone, source,
+                                   inputs, split)
+            return _read_files(path, archive.files(), skips, zone, source, inputs, split)
     if not path.exists():
         raise InputFileError(f"{path}: no such file")
-    if is_zip_name(path):
-        with ExportArchive(path) as archive:
-            return _read_files(path, archive.files(), skips, zone, source, archive)
     if siblings and is_continuation_part(path):
         log.info("%s: read with %s, the first part of its conversation", path, chat_parts(path)[0].name)
         return []
+    place = (str(path), str(path.parent))
+    joined = next((c for c in split or () if place in c.places), None) if siblings else None
+    if joined is not None:
+        if joined.reader != place:
+            log.info("%s: read with %s, the first part of its conversation", path, joined.parts[0][1])
+            return []
+        with ExitStack() as stack:
+            return [_read_chat(_part_files(joined, _Inputs(stack)), skips, zone, source or source_for(path))]
     parts = chat_parts(path) if siblings else [path]
-    return [_read_chat(parts, skips, zone, source or source_for(path))]
+    return [_read_chat([(p, None) for p in parts], skips, zone, source or source_for(path))]
+
+
+def read_messenger_exports(
+    paths: Sequence[str | os.PathLike],
+    skips: SkipCounter | None = None,
+    *,
+    tz: tzinfo | str | None = None,
+    source: str | None = None,
+) -> list[WhatsAppChat]:
+    """The conversations of several inputs (zips, folders, message files) read together: those of one download
+    split over them are read as if all had been unzipped into one folder (`find_split_conversations`), each
+    input's other chats as `read_messenger_export` gives them."""
+    split = find_split_conversations(paths)
+    skips = skips if skips is not None else SkipCounter()
+    return [chat for path in paths
+            for chat in read_messenger_export(path, skips, tz=tz, source=source, split=split)]
 
 
 def source_for(path: str | os.PathLike) -> str:
@@ -318,14 +519,15 @@ def source_for(path: str | os.PathLike) -> str:
     return SOURCE
 
 
-def _read_folder(folder: Path, skips: SkipCounter, zone: tzinfo, source: str | None) -> list[WhatsAppChat]:
-    return _read_files(folder, sorted(f for f in folder.rglob("*.json") if f.is_file()), skips, zone, source)
-
-
 def _read_files(folder: Path, files: list[Path], skips: SkipCounter, zone: tzinfo, source: str | None,
-                archive: ExportArchive | None = None) -> list[WhatsAppChat]:
+                inputs: _Inputs, split: Sequence[SplitConversation] | None) -> list[WhatsAppChat]:
     """The chats of a folder's (or a zip's) sorted `files`: one per conversation folder of `message_N.json`, one per
-    e2ee chat file; other files are passed over, an unreadable conversation is counted and logged."""
+    e2ee chat file; other files are passed over, an unreadable conversation is counted and logged. A conversation
+    of `split` (found here when None) is read whole where its first part is, and passed over elsewhere."""
+    archive = inputs.archive(str(folder))
+    if split is None:
+        split = _find_split([str(folder)], inputs)
+    joined = {place: c for c in split for place in c.places if place[0] == str(folder)}
     groups: dict[Path, list[Path]] = {}
     singles: list[Path] = []
     for file in files:
@@ -335,17 +537,26 @@ def _read_files(folder: Path, files: list[Path], skips: SkipCounter, zone: tzinf
             groups.setdefault(file.parent, []).append(file)
         elif _looks_like_chat_file(file, archive):
             singles.append(file)
-    chats = []
-    conversations = [sorted(parts, key=lambda p: (part_number(p), p.name)) for parts in groups.values()]
-    for parts in conversations + [[single] for single in singles]:
+    chats, left = [], 0
+    conversations = [[(p, archive) for p in sorted(parts, key=lambda p: (part_number(p), p.name))]
+                     for parts in groups.values()]
+    for parts in conversations + [[(single, archive)] for single in singles]:
+        place = (str(folder), str(parts[0][0].parent))
+        if place in joined:
+            if joined[place].reader != place:
+                log.info("%s: read with %s, the first part of its conversation", parts[0][0].parent,
+                         joined[place].parts[0][1])
+                left += 1
+                continue
+            parts = _part_files(joined[place], inputs)
         try:
-            chats.append(_read_chat(parts, skips, zone, source or source_for(parts[0]), archive))
+            chats.append(_read_chat(parts, skips, zone, source or source_for(parts[0][0])))
         except UnsafeArchiveError:
             raise
         except InputFileError as e:
             log.warning("%s", e)
-            skips.skip("messenger_unreadable_file", str(parts[0]), str(e))
-    if not chats and not skips.counts.get("messenger_unreadable_file"):
+            skips.skip("messenger_unreadable_file", str(parts[0][0]), str(e))
+    if not chats and not left and not skips.counts.get("messenger_unreadable_file"):
         where = "archive" if archive is not None else "folder"
         raise InputFileError(f"{folder}: no Messenger or Instagram message file (message_N.json) in the {where}")
     return chats
@@ -408,9 +619,11 @@ def _check_shape(data: object, path: Path) -> bool:
     return e2ee and not dyi or (not records and "threadName" in data)
 
 
-def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str,
-               archive: ExportArchive | None = None) -> WhatsAppChat:
-    parts = [_load_part(p, archive) for p in paths]
+def _read_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCounter, zone: tzinfo,
+               source: str) -> WhatsAppChat:
+    """One chat of a conversation's parts (each a path and the zip it is read out of, None on disk), message_1
+    first."""
+    parts = [_load_part(p, archive) for p, archive in files]
     first = parts[0]
     fix = _fixer(first.repair)
     where = str(first.path.parent if len(parts) > 1 else first.path)
@@ -465,6 +678,8 @@ def _read_chat(paths: list[Path], skips: SkipCounter, zone: tzinfo, source: str,
     }
     if cut:
         extra.update(truncated=True, truncated_at_byte=cut[0].cut.offset, truncated_parts=[p.path.name for p in cut])
+    if len({p.path.parent for p in parts}) > 1:  # a download in several parts: where each part was read
+        extra["part_files"] = [str(p.path) for p in parts]
     return build_chat(
         records,
         chat_id=chat_id_for(digest, own_id),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -562,3 +563,184 @@ def test_a_german_attachment_note_beside_a_link_is_no_caption(tmp_path):
     ]
     [chat] = read_messenger_export(write(tmp_path / "hanna_3", thread(messages, "Hanna", ("Hanna", "Jonas"))))
     assert rows(chat) == [("Hanna", "text", link), ("Jonas", "media", "<Media omitted>")]
+
+
+# ---------------------------------------------------------------------------------------- a download in several zips
+
+# Meta cuts a large download into several zips that unzip to the same layout, each with some of the files: one
+# conversation's message_1.json can be in one zip and its message_2.json in another. The parts may carry one name
+# (the browser then adds " (1)", " (2)"), as a public Messenger analyser's download guide shows them unzipped.
+RADOSLAW = "messages/inbox/radoslaw_123"
+ANA = "messages/inbox/ana_9/message_1.json"
+KIM = "messages/inbox/kim_5/message_1.json"
+
+
+def _whole(root, parts=2):
+    """A download unzipped into one folder: radoslaw_123 in `parts` message files of three messages each (message_1
+    the newest), ana_9 and kim_5 in one file each."""
+    for n in range(parts):
+        first = (parts - 1 - n) * 3
+        batch = [msg("Zoë" if i % 2 else "Radosław", 10 * (first + i), f"wiadomość {first + i} 😂")
+                 for i in range(3)]
+        write(root / RADOSLAW, thread(batch), f"message_{n + 1}.json")
+    write(root / "messages/inbox/ana_9", thread([msg("Ana", 0, "old news"), msg("Zoë", 1, "oh")], "Ana",
+                                                ("Ana", "Zoë"), "inbox/ana_9"))
+    write(root / "messages/inbox/kim_5", thread([msg("Kim", 2, "yo")], "Kim", ("Kim", "Zoë"), "inbox/kim_5"))
+    return root
+
+
+def _spread(whole, root, **parts):
+    """`whole`'s files spread over folders `root/<name>/` as the zips of one download unzip: `parts` maps a folder's
+    name to the files it holds (relative to the download)."""
+    import shutil
+
+    for name, files in parts.items():
+        for rel in files:
+            (root / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(whole / rel, root / name / rel)
+    return [root / name for name in parts]
+
+
+def _as_unzipped(chat):
+    """What a chat read from one unzipped folder shows: id, file name, rows and stats (not where the files lay)."""
+    return chat.chat_id, chat.source_file, [m.as_row() for m in chat.messages], {
+        k: v for k, v in chat.stats.items() if k not in ("path", "part_files")}
+
+
+def _ingested(tmp_path, *inputs):
+    """What ingest makes of `inputs`: its input files (resolve_inputs), each file's shard result, and the documents
+    and message rows of all shards (sorted)."""
+    from tasks.ingest import resolve_inputs
+    from tasks.params import IngestParams, InputSpec
+    from tests.tasks.test_ingest_inputs import _ingest_chats
+
+    files = resolve_inputs(IngestParams(inputs=[InputSpec(path=str(p)) for p in inputs]))
+    results, docs, messages = _ingest_chats(tmp_path, files)
+    return files, results, docs, messages
+
+
+def test_a_conversation_split_over_two_zips_is_one_chat_as_unzipped_together(tmp_path):
+    from storage.fingerprint import hash_file
+
+    whole = _whole(tmp_path / "whole")
+    a, b = _spread(whole, tmp_path / "unzipped", **{"facebook-zoe": [f"{RADOSLAW}/message_1.json", ANA],
+                                                   "facebook-zoe (1)": [f"{RADOSLAW}/message_2.json", KIM]})
+    zips = [_zip(a, tmp_path / "facebook-zoe.zip"), _zip(b, tmp_path / "facebook-zoe (1).zip")]
+    files, results, docs, messages = _ingested(tmp_path / "zips", *zips)
+    _, _, whole_docs, whole_messages = _ingested(tmp_path / "folder", whole)
+    # the same rows, chat ids and documents as the download unzipped into one folder: one chat per conversation
+    assert messages == whole_messages and docs == whole_docs
+    assert len({m["chat_id"] for m in messages}) == 3 and len(messages) == 6 + 2 + 1
+    # both zips are inputs; the first reads the conversation whole, the second its other chat only
+    assert [Path(f.path).name for f in files] == ["facebook-zoe.zip", "facebook-zoe (1).zip"]
+    names = [sorted(s["chat_name"] for s in r.info["stats"].values()) for r in results]
+    assert names == [["Ana", "Radosław"], ["Kim"]] and all(r.info["error"] is None for r in results)
+    [radoslaw] = [s for s in results[0].info["stats"].values() if s["chat_name"] == "Radosław"]
+    assert radoslaw["parts"] == ["message_1.json", "message_2.json"]
+    assert radoslaw["part_files"] == [f"{zips[0]}/{RADOSLAW}/message_1.json",
+                                      f"{zips[1]}/{RADOSLAW}/message_2.json"]
+    # a shard's key covers what it reads from, and leaves to, the other zip
+    assert all(f.sha256 != hash_file(z) for f, z in zip(files, zips, strict=True))
+
+    # read directly, the zips give the chats of the folder; ana_9, whole in the first zip, is the chat it always was
+    from tasks.messenger import read_messenger_exports
+
+    chats = read_messenger_exports(zips)
+    assert sorted(map(_as_unzipped, chats)) == sorted(map(_as_unzipped, read_messenger_export(whole)))
+    [ana] = [c for c in chats if c.stats["chat_name"] == "Ana"]
+    [alone] = [c for c in read_messenger_export(zips[0]) if c.stats["chat_name"] == "Ana"]
+    assert _same_chat(ana) == _same_chat(alone) and "part_files" not in ana.stats
+
+
+def test_a_conversation_split_over_the_folders_each_zip_was_unzipped_to_is_one_chat(tmp_path):
+    whole = _whole(tmp_path / "whole")
+    parent = tmp_path / "downloads"
+    _spread(whole, parent, **{"facebook-zoe": [f"{RADOSLAW}/message_1.json", ANA],
+                              "facebook-zoe (1)": [f"{RADOSLAW}/message_2.json", KIM]})
+    expected = sorted(map(_as_unzipped, read_messenger_export(whole)))
+    assert sorted(map(_as_unzipped, read_messenger_export(parent))) == expected  # the parent folder, read directly
+
+    files, results, docs, messages = _ingested(tmp_path / "folders", parent)
+    _, _, whole_docs, whole_messages = _ingested(tmp_path / "folder", whole)
+    assert messages == whole_messages and docs == whole_docs and len({m["chat_id"] for m in messages}) == 3
+    # message_2.json, alone in its folder, is still an input: read by the shard of message_1.json, it gives no chat
+    assert sorted(str(Path(f.path).relative_to(parent)) for f in files) == [
+        f"facebook-zoe (1)/{KIM}", f"facebook-zoe (1)/{RADOSLAW}/message_2.json", f"facebook-zoe/{ANA}",
+        f"facebook-zoe/{RADOSLAW}/message_1.json"]
+    by_name = {str(Path(r.in_part).relative_to(parent)): r for r in results}
+    assert by_name[f"facebook-zoe (1)/{RADOSLAW}/message_2.json"].docs_out == 0
+    assert by_name[f"facebook-zoe (1)/{RADOSLAW}/message_2.json"].info["error"] is None
+
+
+def test_three_parts_over_three_zips_read_the_same_in_any_order(tmp_path):
+    whole = _whole(tmp_path / "whole", parts=3)
+    folders = _spread(whole, tmp_path / "unzipped", **{
+        "part-a": [f"{RADOSLAW}/message_2.json", KIM], "part-b": [f"{RADOSLAW}/message_3.json"],
+        "part-c": [f"{RADOSLAW}/message_1.json", ANA]})
+    zips = [_zip(f, tmp_path / f"{f.name}.zip") for f in folders]
+    _, _, whole_docs, whole_messages = _ingested(tmp_path / "folder", whole)
+    orders = (zips, zips[::-1], zips[1:] + zips[:1])
+    runs = [_ingested(tmp_path / f"run{i}", *order) for i, order in enumerate(orders)]
+    for _files, _results, docs, messages in runs:
+        assert messages == whole_messages and docs == whole_docs
+        assert len([m for m in messages if m["author"] in ("Radosław", "Zoë") and "wiadomość" in m["text"]]) == 9
+    # the zip holding message_1.json reads the conversation, whatever the order the zips are given in
+    for _files, results, _docs, _messages in runs:
+        reader = next(r for r in results if any(s["chat_name"] == "Radosław" for s in r.info["stats"].values()))
+        assert Path(reader.in_part).name == "part-c.zip"
+
+    from tasks.messenger import read_messenger_exports
+
+    expected = sorted(map(_as_unzipped, read_messenger_export(whole)))
+    assert sorted(map(_as_unzipped, read_messenger_exports(zips))) == expected
+    assert sorted(map(_as_unzipped, read_messenger_exports(zips[::-1]))) == expected
+
+
+def test_a_part_in_two_zips_is_read_once_and_zips_mix_with_unzipped_folders(tmp_path):
+    whole = _whole(tmp_path / "whole", parts=3)
+    a, b = _spread(whole, tmp_path / "unzipped", **{
+        "facebook-zoe": [f"{RADOSLAW}/message_1.json", f"{RADOSLAW}/message_2.json", ANA],
+        "facebook-zoe (1)": [f"{RADOSLAW}/message_2.json", f"{RADOSLAW}/message_3.json", KIM]})
+    _, _, whole_docs, whole_messages = _ingested(tmp_path / "folder", whole)
+    zips = [_zip(a, tmp_path / "a.zip"), _zip(b, tmp_path / "b.zip")]
+    for i, inputs in enumerate((zips, [zips[0], b], [a, zips[1]])):  # two zips; a zip and a folder, both ways
+        _, _, docs, messages = _ingested(tmp_path / f"run{i}", *inputs)
+        assert messages == whole_messages and docs == whole_docs  # message_2 read once: no message twice
+
+
+def test_two_downloads_of_different_dates_stay_two_copies_while_a_split_one_is_joined(tmp_path):
+    from storage.fingerprint import hash_file
+
+    whole = _whole(tmp_path / "whole")
+    a, b = _spread(whole, tmp_path / "unzipped", **{"facebook-zoe": [f"{RADOSLAW}/message_1.json", ANA],
+                                                   "facebook-zoe (1)": [f"{RADOSLAW}/message_2.json", KIM]})
+    # jana_4, in two parts now (both in the first zip), and in one part a year before: the same path, other bytes
+    jana = [msg("Jana" if i % 2 else "Zoë", 100 + i, f"ahoj {i}") for i in range(4)]
+    write(a / "messages/inbox/jana_4", thread(jana[2:], "Jana", ("Jana", "Zoë"), "inbox/jana_4"))
+    write(a / "messages/inbox/jana_4", thread(jana[:2], "Jana", ("Jana", "Zoë"), "inbox/jana_4"), "message_2.json")
+    zips = [_zip(a, tmp_path / "facebook-zoe-2024.zip"), _zip(b, tmp_path / "facebook-zoe-2024 (1).zip")]
+    # the download made a year before: jana_4 and ana_9 with their first messages only, kim_5 as it is now; no
+    # radoslaw_123 yet
+    older = tmp_path / "older"
+    write(older / "messages/inbox/jana_4", thread(jana[:3], "Jana", ("Jana", "Zoë"), "inbox/jana_4"))
+    write(older / "messages/inbox/ana_9", thread([msg("Ana", 0, "old news")], "Ana", ("Ana", "Zoë"), "inbox/ana_9"))
+    (older / KIM).parent.mkdir(parents=True)
+    (older / KIM).write_bytes((whole / KIM).read_bytes())
+    old_zip = _zip(older, tmp_path / "facebook-zoe-2023.zip")
+
+    files, results, _docs, messages = _ingested(tmp_path / "run", *zips, old_zip)
+    # radoslaw_123, split over the 2024 zips, is one chat as the download unzipped into one folder gives it
+    [radoslaw] = [c for c in read_messenger_export(whole) if c.stats["chat_name"] == "Radosław"]
+    assert [m for m in messages if m["chat_id"] == radoslaw.chat_id] == [m.as_row() for m in radoslaw.messages]
+    assert len({m["chat_id"] for m in messages if m["author"] == "Radosław"}) == 1
+    # the 2023 download is read as it always was: the chats it gives alone, its shard keyed on its own bytes
+    [old_file] = [f for f in files if f.path == str(old_zip)]
+    [old_result] = [r for r in results if r.in_part == str(old_zip)]
+    assert old_file.sha256 == hash_file(old_zip)
+    assert set(old_result.info["stats"]) == {c.chat_id for c in read_messenger_export(old_zip)}
+    # jana_4 and ana_9 differ between the downloads: two copies each (for chat_merge), as each zip gives them alone
+    for author, count in (("Jana", 2 + 1), ("Ana", 1 + 1)):
+        assert len({m["chat_id"] for m in messages if m["author"] == author}) == 2
+        assert len([m for m in messages if m["author"] == author]) == count
+    # kim_5 is byte for byte the same in both: each zip reads it, under one chat id
+    assert len({m["chat_id"] for m in messages if m["author"] == "Kim"}) == 1

@@ -82,6 +82,9 @@ class InputFile:
     # messenger: the conversations of a download split over several inputs that this one reads whole or leaves to
     # another (`join_split_downloads`); None when no run planned it (the reader then looks within the file only)
     split: tuple[SplitConversation, ...] | None = None
+    # whatsapp-db: the wa.db its contacts' names come from (its input's `contacts`, the one beside it, or one paired
+    # by `_pair_contacts`); None: the one beside it, if any
+    contacts: str | None = None
 
 
 def detect_kind(path: Path) -> str:
@@ -170,13 +173,17 @@ def _expand(spec: InputSpec, position: int, exclude: Sequence[Path] = ()) -> lis
 
 def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = ()) -> list[InputFile]:
     """Every raw file the config names, in a stable order, with kind and content hash; nothing inside `exclude`
-    (the data root) is read."""
+    (the data root) is read. A WhatsApp database takes its contacts' names from the wa.db its input names in
+    `contacts`, else the one beside it, else a wa.db listed apart that `_pair_contacts` can pair with it."""
     if not params.inputs:
         raise InputFileError("ingest.inputs is empty: name at least one file, folder or glob to ingest")
-    seen: dict[str, tuple[int, str, str]] = {}  # resolved path → (position, kind, source) of its first entry
+    # resolved path → (position, kind, source, the wa.db named for it) of its first entry
+    seen: dict[str, tuple[int, str, str, Path | None]] = {}
+    address_books: dict[str, tuple[Path, str]] = {}  # resolved wa.db among the files named → (path, source)
     out: list[InputFile] = []
     for i, spec in enumerate(params.inputs):
-        media, named_file = 0, Path(spec.path).expanduser().is_file()
+        media, databases, named_file = 0, 0, Path(spec.path).expanduser().is_file()
+        named_contacts = _named_contacts(spec, i)
         for path in _expand(spec, i, [Path(e) for e in exclude]):
             if not os.access(path, os.R_OK):
                 raise InputFileError(f"{path}: cannot be read (permission denied)")
@@ -191,23 +198,105 @@ def resolve_inputs(params: IngestParams, exclude: Sequence[str | os.PathLike] = 
             elif kind == "auto":
                 kind = detect_kind(path)
             if _read_with_another_file(kind, path):
+                if kind == "whatsapp-db":  # a wa.db: read with the database it names, wherever that lies
+                    address_books.setdefault(str(path.resolve()), (path, spec.source or _DEFAULT_SOURCE[kind]))
                 continue
             source = spec.source or _default_source(kind, path)
+            contacts = named_contacts if kind == "whatsapp-db" else None
+            databases += kind == "whatsapp-db"
             key = str(path.resolve())
             if key in seen:
-                first, *read_as = seen[key]
+                first, *read_as, first_contacts = seen[key]
                 if read_as != [kind, source]:
                     raise InputFileError(
                         f"{path}: named by ingest.inputs[{first}] as {_read_as(*read_as)} and by "
                         f"ingest.inputs[{i}] as {_read_as(kind, source)}; list it once, with the kind to read it as"
                     )
+                if _resolved(first_contacts) != _resolved(contacts):
+                    raise InputFileError(
+                        f"{path}: named by ingest.inputs[{first}] {_with_contacts(first_contacts)} and by "
+                        f"ingest.inputs[{i}] {_with_contacts(contacts)}; list it once, with the wa.db to name its "
+                        "contacts"
+                    )
                 log.info("%s: named again by ingest.inputs[%d], read once", path, i)
                 continue
-            seen[key] = (i, kind, source)
-            out.append(InputFile(path=str(path), kind=kind, source=source, sha256=_content_sha256(kind, path)))
+            seen[key] = (i, kind, source, contacts)
+            if kind == "whatsapp-db" and contacts is None:
+                from tasks.whatsapp.database import contacts_database_beside
+
+                contacts = contacts_database_beside(path)
+            out.append(InputFile(path=str(path), kind=kind, source=source,
+                                 sha256=_content_sha256(kind, path, contacts),
+                                 contacts=None if contacts is None else str(contacts)))
+        if named_contacts is not None and not databases:
+            raise InputFileError(
+                f"ingest.inputs[{i}].contacts: names the contacts of a WhatsApp database (msgstore.db), but "
+                f"ingest.inputs[{i}] ('{spec.path}') holds none"
+            )
         if media:
             log.info("ingest.inputs[%d]: %d photo, video and audio file(s) passed over (no text to read)", i, media)
-    return join_split_downloads(out)
+    return join_split_downloads(_pair_contacts(out, address_books))
+
+
+def _named_contacts(spec: InputSpec, position: int) -> Path | None:
+    """The wa.db an input names in `contacts`, checked: a readable wa.db, on an input that may hold a database."""
+    if spec.contacts is None:
+        return None
+    where = f"ingest.inputs[{position}].contacts"
+    if spec.kind not in ("auto", "whatsapp-db"):
+        raise InputFileError(f"{where}: names the contacts of a WhatsApp database (msgstore.db), but "
+                             f"ingest.inputs[{position}] ('{spec.path}') is read as kind '{spec.kind}'")
+    from tasks.whatsapp.database import contacts_database_problem
+
+    path = Path(spec.contacts).expanduser()
+    if problem := contacts_database_problem(path):
+        raise InputFileError(f"{where}: '{spec.contacts}' {problem}")
+    if not os.access(path, os.R_OK):
+        raise InputFileError(f"{where}: '{spec.contacts}' cannot be read (permission denied)")
+    return path
+
+
+def _resolved(path: Path | None) -> str | None:
+    return None if path is None else str(path.resolve())
+
+
+def _with_contacts(path: Path | None) -> str:
+    return "without contacts" if path is None else f"with contacts '{path}'"
+
+
+def _pair_contacts(files: list[InputFile], address_books: Mapping[str, tuple[Path, str]]) -> list[InputFile]:
+    """The wa.db files among the inputs (resolved path → (path, source)) that no database of the run takes (none
+    names it in `contacts`, none lies beside it). One is the names of the run's one Android database that has
+    none, said in the log. Otherwise which phone's names they are cannot be told: each stays an input of its own,
+    whose shard reads nothing and counts `whatsapp_contacts_unpaired` (`_read_chats`), with a warning."""
+    if not address_books:
+        return files
+    from tasks.whatsapp.database import contacts_database_beside, is_android_database
+
+    databases = [f for f in files if f.kind == "whatsapp-db"]
+    taken = {_resolved(Path(f.contacts)) for f in databases if f.contacts is not None}
+    taken.update(_resolved(beside) for f in databases if (beside := contacts_database_beside(f.path)) is not None)
+    stray = [(path, source) for key, (path, source) in address_books.items() if key not in taken]
+    if not stray:
+        return files
+    unnamed = [f for f in databases if f.contacts is None and is_android_database(f.path)]
+    if len(stray) == 1 and len(unnamed) == 1:
+        [(contacts, _)], [db] = stray, unnamed
+        log.info("%s: names the contacts of %s, the run's only msgstore.db without a wa.db (set `contacts:` in "
+                 "ingest.inputs to pair them otherwise)", contacts, db.path)
+        paired = replace(db, contacts=str(contacts), sha256=_content_sha256(db.kind, Path(db.path), contacts))
+        return [paired if f is db else f for f in files]
+    if len(unnamed) > 1:
+        why = f"{len(unnamed)} msgstore.db of the run have no wa.db: {', '.join(f.path for f in unnamed)}"
+    elif unnamed:
+        why = f"{len(stray)} wa.db lie apart and one msgstore.db, {unnamed[0].path}, has none"
+    else:
+        why = "every msgstore.db of the run has a wa.db" if databases else "the run has no msgstore.db"
+    for contacts, _ in stray:
+        log.warning("%s: a wa.db paired with no msgstore.db (%s): their chats go by phone numbers, not its names; "
+                    "set `contacts: %s` on its msgstore.db's entry in ingest.inputs", contacts, why, contacts)
+    return files + [InputFile(path=str(path), kind="whatsapp-db", source=source, sha256=hash_file(path))
+                    for path, source in stray]
 
 
 def join_split_downloads(files: list[InputFile]) -> list[InputFile]:
@@ -241,7 +330,7 @@ def _read_with_another_file(kind: str, path: Path) -> bool:
     """A file read with another one of its export, not on its own: a Messenger chat's later parts (with its
     message_1.json), its photos and videos, a Discord data package's channel.json and index.json, the later parts
     of a partitioned DiscordChatExporter export, an Android wa.db (the contact names of the msgstore.db beside
-    it)."""
+    it, or of the one `_pair_contacts` finds)."""
     if kind == "messenger":
         from tasks.messenger import is_continuation_part
 
@@ -253,7 +342,7 @@ def _read_with_another_file(kind: str, path: Path) -> bool:
     if kind == "whatsapp-db":
         from tasks.whatsapp.database import is_contacts_database
 
-        return is_contacts_database(path)  # a wa.db: the names of the msgstore.db beside it
+        return is_contacts_database(path)  # a wa.db: the names of a msgstore.db
     return False
 
 
@@ -265,9 +354,9 @@ def _default_source(kind: str, path: Path) -> str:
     return _DEFAULT_SOURCE[kind]
 
 
-def _content_sha256(kind: str, path: Path) -> str:
+def _content_sha256(kind: str, path: Path, contacts: Path | None = None) -> str:
     """What a shard's output depends on: the file, or every part of a Messenger chat or of a partitioned Discord
-    export (read together)."""
+    export (read together), or a WhatsApp database and the wa.db `contacts` its names come from."""
     if kind == "messenger":
         from tasks.messenger import conversation_sha256
 
@@ -279,7 +368,7 @@ def _content_sha256(kind: str, path: Path) -> str:
     if kind == "whatsapp-db":
         from tasks.whatsapp.database import database_sha256
 
-        return database_sha256(path)
+        return database_sha256(path, contacts)
     return hash_file(path)
 
 
@@ -666,10 +755,24 @@ def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
         order = None if params.date_order == "auto" else params.date_order
         return [parse_whatsapp_export(Path(f.path), date_order=order, skips=skips, export_year=params.export_year)]
     if f.kind == "whatsapp-db":
-        from tasks.whatsapp.database import contacts_database_beside, read_whatsapp_database
+        from tasks.whatsapp.database import (
+            contacts_database_beside,
+            is_contacts_database,
+            read_whatsapp_database,
+        )
 
-        return read_whatsapp_database(Path(f.path), skips, me=params.database_owner, tz=params.database_timezone,
-                                      contacts_db=contacts_database_beside(f.path))
+        contacts = f.contacts if f.contacts is not None else contacts_database_beside(f.path)
+        try:
+            return read_whatsapp_database(Path(f.path), skips, me=params.database_owner, tz=params.database_timezone,
+                                          contacts_db=contacts)
+        except InputFileError:
+            # told after a failed read only, not before every read: opening a msgstore.db with a -wal copies it
+            if not is_contacts_database(f.path):
+                raise
+            # a wa.db that no database of the run takes (`_pair_contacts`): counted, nothing to read
+            skips.skip("whatsapp_contacts_unpaired", f.path, "a wa.db paired with no msgstore.db (none or several "
+                       f"could take its names): set `contacts: {f.path}` on its msgstore.db's entry in ingest.inputs")
+            return []
     if f.kind == "messenger":
         from tasks.messenger import read_messenger_export
 

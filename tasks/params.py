@@ -27,6 +27,9 @@ class InputSpec(StrictModel):
     path: str
     kind: InputKind = "auto"
     source: str | None = Field(default=None, description="Value of the `source` column; default by kind.")
+    contacts: str | None = Field(
+        default=None, description="WhatsApp databases (msgstore.db): the wa.db that names its contacts, when it is "
+        "not beside it (checked when the inputs are read; it wins over a wa.db beside the database).")
 
     @field_validator("path")
     @classmethod
@@ -34,6 +37,13 @@ class InputSpec(StrictModel):
         # "" would be the working directory, ingested recursively with everything in it (configs, the data root)
         if not v.strip():
             raise ValueError("is empty: name a file, a folder or a glob (use '.' for the working directory)")
+        return v
+
+    @field_validator("contacts")
+    @classmethod
+    def _names_a_file(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("is empty: name the wa.db file, or leave the key out")
         return v
 
 

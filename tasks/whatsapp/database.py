@@ -205,16 +205,47 @@ def looks_like_whatsapp_database(path: str | os.PathLike) -> bool:
 
 def is_contacts_database(path: str | os.PathLike) -> bool:
     """Whether `path` is an Android `wa.db` (contacts: `wa_contacts`, no message table), which names the people of
-    the `msgstore.db` beside it and holds no message of its own."""
+    a `msgstore.db` (the one beside it, or one it is named for) and holds no message of its own."""
+    return contacts_database_problem(path) is None
+
+
+def contacts_database_problem(path: str | os.PathLike) -> str | None:
+    """What keeps `path` from being an Android `wa.db`, in a few words for a one-line error; None when it is one."""
     path = Path(path)
-    if not looks_like_whatsapp_database(path) or path.suffix.lower().startswith(".crypt"):
+    if path.is_dir():
+        return "is a folder, not a wa.db file"
+    if not path.is_file():
+        return "does not exist"
+    if path.suffix.lower().startswith(".crypt"):
+        return "is an encrypted backup; decrypt it to wa.db first"
+    if not looks_like_whatsapp_database(path):
+        return "is not an SQLite database (expected WhatsApp's wa.db)"
+    tables = _tables(path)
+    if tables is None:
+        return "cannot be read as an SQLite database"
+    if tables & {"message", "messages", "ZWAMESSAGE"}:
+        return "holds messages (a msgstore.db or ChatStorage.sqlite), not the wa.db of their contacts"
+    if "wa_contacts" not in tables:
+        return "is an SQLite database without wa.db's wa_contacts table"
+    return None
+
+
+def is_android_database(path: str | os.PathLike) -> bool:
+    """Whether `path` is an Android `msgstore.db` (current or legacy schema): the database a `wa.db` names."""
+    path = Path(path)
+    if path.suffix.lower().startswith(".crypt") or not looks_like_whatsapp_database(path):
         return False
+    tables = _tables(path) or set()
+    return bool(tables & {"message", "messages"}) and "ZWAMESSAGE" not in tables
+
+
+def _tables(path: Path) -> set[str] | None:
+    """The names of an SQLite file's tables and views; None when it cannot be opened."""
     try:
         with _read_only(path) as db:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
     except (sqlite3.DatabaseError, InputFileError, OSError):
-        return False
-    return "wa_contacts" in tables and not tables & {"message", "messages", "ZWAMESSAGE"}
+        return None
 
 
 def contacts_database_beside(path: str | os.PathLike) -> Path | None:
@@ -227,13 +258,14 @@ def contacts_database_beside(path: str | os.PathLike) -> Path | None:
     return None
 
 
-def database_sha256(path: str | os.PathLike) -> str:
-    """What a database's chats depend on: the file, and the `wa.db` beside it whose names they take."""
+def database_sha256(path: str | os.PathLike, contacts_db: str | os.PathLike | None = None) -> str:
+    """What a database's chats depend on: the file, and the `wa.db` whose names they take (`contacts_db`, wherever
+    it lies, else the one beside it)."""
     path = Path(path)
-    contacts = contacts_database_beside(path)
+    contacts = contacts_db if contacts_db is not None else contacts_database_beside(path)
     if contacts is None:
         return file_sha256(path)
-    return hashlib.sha256(f"{file_sha256(path)}:{file_sha256(contacts)}".encode()).hexdigest()
+    return hashlib.sha256(f"{file_sha256(path)}:{file_sha256(Path(contacts))}".encode()).hexdigest()
 
 
 def _check_sqlite(path: Path) -> None:

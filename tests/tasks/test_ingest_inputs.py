@@ -451,3 +451,142 @@ def test_a_phones_databases_folder_reads_msgstore_with_the_names_of_wa_db_beside
     ingest_file(files[0], str(out), str(messages), IngestParams())
     authors = set(pq.read_table(messages, columns=["author"]).column("author").to_pylist())
     assert "Sam Lee" in authors and "447700900123" not in authors
+
+
+# --- a wa.db that is not beside its msgstore.db ------------------------------------------------------------------
+
+
+def _phone(folder: Path, names: list[tuple[str, str, str]] | None = None) -> Path:
+    """A copy of a phone's `databases/` folder: its msgstore.db and, given `names`, the wa.db beside it."""
+    from tests.tasks.whatsapp.test_database import _android_db, _wa_db
+
+    folder.mkdir(parents=True)
+    if names is not None:
+        _wa_db(folder / "wa.db", names)
+    return _android_db(folder / "msgstore.db")
+
+
+def _contacts(folder: Path, name: str = "Sam Lee") -> Path:
+    """A wa.db kept apart from its msgstore.db, naming Sam (447700900123, a person of `_android_db`'s chats)."""
+    from tests.tasks.whatsapp.test_database import _wa_db
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return _wa_db(folder / "wa.db", [("447700900123@s.whatsapp.net", name, "Sam")])
+
+
+def _authors(tmp_path: Path, f: InputFile) -> set[str]:
+    [result], _, messages = _ingest_chats(tmp_path, [f])
+    assert result.info["error"] is None
+    return {m["author"] for m in messages}
+
+
+def _resolve(*specs: dict) -> list[InputFile]:
+    from tasks.ingest import resolve_inputs
+
+    return resolve_inputs(IngestParams(inputs=list(specs)))
+
+
+def test_the_contacts_key_names_the_chats_from_a_wa_db_kept_elsewhere_and_wins_over_the_one_beside(tmp_path):
+    db = _phone(tmp_path / "backup", names=[("447700900123@s.whatsapp.net", "Sammy (old phone)", "Sam")])
+    wa = _contacts(tmp_path / "contacts")
+    [f] = _resolve({"path": str(db), "contacts": str(wa)})
+    assert (f.path, f.kind, f.contacts) == (str(db), "whatsapp-db", str(wa))
+    authors = _authors(tmp_path, f)
+    assert "Sam Lee" in authors and not authors & {"447700900123", "Sammy (old phone)"}
+
+
+@pytest.mark.parametrize("listed", ["files", "folders", "glob"])
+def test_a_wa_db_listed_apart_names_the_only_msgstore_db_of_the_run_without_one(tmp_path, caplog, listed):
+    """The user lists the phone's two databases from different folders: wa.db is the names of the one msgstore.db
+    that has none beside it (an iOS ChatStorage.sqlite holds its own names and takes none), said in the log."""
+    from tests.tasks.whatsapp.test_database import _ios_db
+
+    db = _phone(tmp_path / "backup")
+    wa = _contacts(tmp_path / "contacts")
+    (tmp_path / "iphone").mkdir()
+    ios = _ios_db(tmp_path / "iphone" / "ChatStorage.sqlite")
+    specs = {"files": [db, wa, ios], "folders": [db.parent, wa.parent, ios.parent],
+             "glob": [tmp_path / "**" / "*.db", ios]}[listed]
+    with caplog.at_level("INFO", logger="tasks.ingest"):
+        files = _resolve(*({"path": str(p)} for p in specs))
+    assert sorted((Path(f.path).name, f.contacts) for f in files) == [("ChatStorage.sqlite", None),
+                                                                      ("msgstore.db", str(wa))]
+    [paired] = [r for r in caplog.records if str(wa) in r.getMessage()]
+    assert str(db) in paired.getMessage() and paired.levelname == "INFO"
+    authors = _authors(tmp_path, next(f for f in files if f.path == str(db)))
+    assert "Sam Lee" in authors and "447700900123" not in authors
+
+
+def test_a_wa_db_no_single_msgstore_db_can_take_is_counted_and_warned_and_the_run_goes_on(tmp_path, caplog):
+    """Two databases without names and one wa.db apart: which phone's names they are cannot be told. The wa.db is
+    not guessed onto either; the log says how to pair it, the manifest counts it (with the how in its example)
+    and the databases are read with numbers."""
+    from tasks.ingest import SUMMARY, check_readable, unreadable_files
+
+    first, second = _phone(tmp_path / "phone-a"), _phone(tmp_path / "phone-b")
+    wa = _contacts(tmp_path / "contacts")
+    with caplog.at_level("INFO", logger="tasks.ingest"):
+        files = _resolve({"path": str(first)}, {"path": str(second)}, {"path": str(wa.parent)})
+    assert all(f.contacts is None for f in files)
+    [warning] = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert str(wa) in warning.getMessage() and "contacts:" in warning.getMessage()
+    results, _, messages = _ingest_chats(tmp_path, files)
+    check_readable(unreadable_files(results), IngestParams())  # nothing stops the run
+    counts, stats = SUMMARY(results)
+    assert counts["skipped_whatsapp_contacts_unpaired"] == 1 and counts["files_unreadable"] == 0
+    assert "contacts:" in stats["skip_examples"]["whatsapp_contacts_unpaired"]
+    assert stats["per_file"][str(first)]["documents"] > 0 and stats["per_file"][str(second)]["documents"] > 0
+    assert "447700900123" in {m["author"] for m in messages}
+
+
+def test_a_wa_db_with_no_database_in_the_run_is_counted_not_fatal(tmp_path, caplog):
+    from tasks.ingest import SUMMARY
+
+    wa = _contacts(tmp_path / "contacts")
+    with caplog.at_level("WARNING", logger="tasks.ingest"):
+        files = _resolve({"path": str(wa)})
+    assert [r for r in caplog.records if str(wa) in r.getMessage()]
+    results, docs, _ = _ingest_chats(tmp_path, files)
+    counts, stats = SUMMARY(results)
+    assert counts["skipped_whatsapp_contacts_unpaired"] == 1 and counts["files_unreadable"] == 0 and not docs
+
+
+@pytest.mark.parametrize("contacts, wrong", [
+    ("missing/wa.db", "does not exist"),
+    ("contacts", "a folder"),
+    ("backup/msgstore.db", "msgstore.db"),
+    ("notes.txt", "not an SQLite database"),
+])
+def test_a_contacts_key_that_is_no_wa_db_is_a_one_line_error(tmp_path, monkeypatch, contacts, wrong):
+    monkeypatch.chdir(tmp_path)
+    _phone(tmp_path / "backup")
+    _contacts(tmp_path / "contacts")
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    with pytest.raises(InputFileError) as e:
+        _resolve({"path": "notes.txt", "kind": "text"}, {"path": "backup/msgstore.db", "contacts": contacts})
+    message = str(e.value)
+    assert "\n" not in message and message.startswith("ingest.inputs[1].contacts: ")
+    assert contacts in message and wrong in message
+
+
+@pytest.mark.parametrize("spec", [{"path": "chat.txt", "kind": "text"}, {"path": "chat.txt"}])
+def test_a_contacts_key_on_an_input_that_is_no_whatsapp_database_is_an_error(tmp_path, monkeypatch, spec):
+    monkeypatch.chdir(tmp_path)
+    _contacts(tmp_path / "contacts")
+    (tmp_path / "chat.txt").write_text("14/03/2024, 18:02 - Sam: Hey\n")
+    with pytest.raises(InputFileError, match=r"^ingest\.inputs\[0\]\.contacts: .*chat\.txt"):
+        _resolve({**spec, "contacts": "contacts/wa.db"})
+
+
+def test_the_content_hash_of_a_database_covers_the_wa_db_it_takes_its_names_from(tmp_path):
+    """A new wa.db, wherever it lies, gives the chats other names: the shard is read again."""
+    db = _phone(tmp_path / "backup")
+    alone = _resolve({"path": str(db)})[0].sha256
+    wa = _contacts(tmp_path / "contacts")
+    named = _resolve({"path": str(db), "contacts": str(wa)})[0].sha256
+    paired = next(f for f in _resolve({"path": str(db)}, {"path": str(wa)}) if f.path == str(db)).sha256
+    assert named == paired != alone
+    wa.unlink()
+    _contacts(tmp_path / "contacts", name="Samuel Lee")
+    assert _resolve({"path": str(db), "contacts": str(wa)})[0].sha256 not in (named, alone)
+    assert next(f for f in _resolve({"path": str(db)}, {"path": str(wa)}) if f.path == str(db)).sha256 != paired

@@ -724,3 +724,44 @@ def test_ios_status_sessions_are_no_chats(tmp_path):
     chats = read_whatsapp_database(path, skips)
     assert [c.stats["chat_jid"] for c in chats] == ["447700900123@s.whatsapp.net", "120363000000000001@g.us"]
     assert skips.counts["whatsapp_db_status_update"] == 3
+
+
+def test_database_sha256_covers_the_wa_db_named_wherever_it_lies(tmp_path):
+    """The chats of a msgstore.db depend on the wa.db their names come from: a named one (ingest's `contacts`), in
+    any folder, wins over the one beside it, and a change to it changes the hash."""
+    from tasks.chat_records import file_sha256
+    from tasks.whatsapp.database import database_sha256
+
+    (tmp_path / "backup").mkdir()
+    (tmp_path / "contacts").mkdir()
+    path = _android_db(tmp_path / "backup" / "msgstore.db")
+    wa = _wa_db(tmp_path / "contacts" / "wa.db", [("447700900123@s.whatsapp.net", "Sam Lee", "Sam")])
+    named = database_sha256(path, wa)
+    assert database_sha256(path) == file_sha256(path) != named
+    _wa_db(tmp_path / "backup" / "wa.db", [("447700900123@s.whatsapp.net", "Sammy", "Sam")])
+    assert database_sha256(path, wa) == named != database_sha256(path)
+    wa.unlink()
+    _wa_db(wa, [("447700900123@s.whatsapp.net", "Samuel Lee", "Sam")])
+    assert database_sha256(path, wa) not in (named, database_sha256(path))
+
+
+def test_what_keeps_a_file_from_being_a_wa_db_is_said_in_a_few_words(tmp_path):
+    from tasks.whatsapp.database import contacts_database_problem, is_contacts_database
+
+    wa = _wa_db(tmp_path / "wa.db", [("447700900123@s.whatsapp.net", "Sam Lee", "Sam")])
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    (tmp_path / "wa.db.crypt14").write_bytes(b"\x00" * 200)
+    empty = sqlite3.connect(tmp_path / "other.sqlite")
+    empty.execute("CREATE TABLE t (x)")
+    empty.close()
+    assert contacts_database_problem(wa) is None and is_contacts_database(wa)
+    problems = {name: contacts_database_problem(tmp_path / name) for name in
+                ("missing.db", ".", "notes.txt", "wa.db.crypt14", "other.sqlite")}
+    problems["msgstore.db"] = contacts_database_problem(_android_db(tmp_path / "msgstore.db"))
+    problems["ChatStorage.sqlite"] = contacts_database_problem(_ios_db(tmp_path / "ChatStorage.sqlite"))
+    assert {name: bool(p) and "\n" not in p for name, p in problems.items()} == dict.fromkeys(problems, True)
+    assert "does not exist" in problems["missing.db"] and "folder" in problems["."]
+    assert "not an SQLite database" in problems["notes.txt"] and "encrypted" in problems["wa.db.crypt14"]
+    assert "wa_contacts" in problems["other.sqlite"]
+    assert "messages" in problems["msgstore.db"] and "messages" in problems["ChatStorage.sqlite"]
+    assert not any(is_contacts_database(tmp_path / name) for name in problems)

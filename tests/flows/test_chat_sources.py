@@ -1,7 +1,8 @@
 """Chat sources beyond WhatsApp's .txt export, through the pipeline to sft-data: a Telegram Desktop JSON export and
 an Android WhatsApp database, detected by content, read into the messages dataset (with replies) and documents,
 and turned into SFT examples of the person with the owner's name set for the database; and one chat given both as
-a `.txt` export and as the phone's database, trained once."""
+a `.txt` export and as the phone's database, trained once; and a Messenger download Meta delivered as two zips, read
+as the folder it unzips to."""
 
 from __future__ import annotations
 
@@ -235,3 +236,86 @@ def test_messenger_and_discord_exports_go_through_to_sft_data(tmp_path, prefect_
     assert sft.stats["target_author"] == "Sam" and sft.counts["out"] > 0
     replies = {row["turns"][-1]["text"] for row in _examples(sft.path)}
     assert replies == {text for i, text in enumerate(LINES) if i % 2}  # Sam's lines from both, as Assistant
+
+
+# Priya and Sam one evening on Messenger, oldest first, four minutes apart. Meta wrote the conversation in two parts,
+# message_1.json the newer half (from Sam's answer on) and message_2.json the older one, and put them in different
+# zips of one download: the cut falls between Priya's question and Sam's answer to it.
+EVENING = [("Priya", "are you still at the office?"), ("Sam", "leaving in ten"),
+           ("Priya", "want to grab dinner on the way?"), ("Sam", "sure, where?"),
+           ("Priya", "the new ramen place? 🍜"), ("Sam", "yes! meet you there at eight"),
+           ("Priya", "I booked a table"), ("Sam", "perfect, see you soon")]
+CUT = 5  # message_2.json holds EVENING[:CUT], ending with Priya's question; message_1.json the rest
+PRIYA = "messages/inbox/priya_1024"
+KIM = "messages/inbox/kim_2048/message_1.json"
+
+
+def test_a_messenger_download_split_over_two_zips_reads_as_one_folder(tmp_path, prefect_harness):
+    import zipfile
+    from operator import itemgetter
+
+    unzipped = _messenger_download(tmp_path / "facebook-sam")
+    zips = tmp_path / "downloads"
+    zips.mkdir()
+    for name, members in (("facebook-sam.zip", [f"{PRIYA}/message_1.json", KIM]),
+                          ("facebook-sam (1).zip", [f"{PRIYA}/message_2.json"])):
+        with zipfile.ZipFile(zips / name, "w", zipfile.ZIP_DEFLATED) as archive:
+            for member in members:
+                archive.write(unzipped / member, member)
+    runs = {}
+    for name, inbox in (("zips", zips), ("folder", unzipped)):
+        (tmp_path / name).mkdir()
+        runs[name] = _ingest_to_sft_data(tmp_path / name, inbox)
+
+    ingest = read_manifest(runs["zips"]["ingest"])
+    assert ingest.counts["files_in"] == 2 and ingest.counts["messages"] == len(EVENING) + 2
+    messages = list(iter_rows(parquet_files(ingest.path, "messages")))
+    # one chat for Priya's conversation, each of its messages once, in order
+    chat_ids = {m["chat_id"] for m in messages if m["author"] == "Priya"}
+    assert len(chat_ids) == 1
+    [chat_id] = chat_ids
+    evening = sorted((m for m in messages if m["chat_id"] == chat_id), key=lambda m: m["index"])
+    assert [(m["author"], m["text"]) for m in evening] == EVENING
+    assert [m["index"] for m in evening] == list(range(len(EVENING)))
+    assert evening[CUT]["timestamp"] - evening[CUT - 1]["timestamp"] == timedelta(minutes=4)
+
+    # each of Sam's answers is trained once, the one across the cut with Priya's question before it (two chats
+    # would lose it: the answer would open the newer half, with nothing to answer)
+    examples = _examples(read_manifest(runs["zips"]["sft-data"]).path)
+    replies = [row["turns"][-1]["text"] for row in examples if row["chat_id"] == chat_id]
+    assert sorted(replies) == sorted(text for author, text in EVENING if author == "Sam")
+    [across] = [row["turns"] for row in examples if row["turns"][-1]["text"] == EVENING[CUT][1]]
+    assert across[-2:] == [{"role": "User", "text": EVENING[CUT - 1][1]},
+                           {"role": "Assistant", "text": EVENING[CUT][1]}]
+
+    # the download unzipped into one folder: the same message rows (chat ids, indexes, texts, times) and examples
+    unzipped_messages = list(iter_rows(parquet_files(read_manifest(runs["folder"]["ingest"]).path, "messages")))
+    by_position, by_id = itemgetter("chat_id", "index"), itemgetter("example_id")
+    assert sorted(messages, key=by_position) == sorted(unzipped_messages, key=by_position)
+    unzipped_examples = _examples(read_manifest(runs["folder"]["sft-data"]).path)
+    assert sorted(examples, key=by_id) == sorted(unzipped_examples, key=by_id)
+
+
+def _messenger_download(root: Path) -> Path:
+    """A Messenger "Download Your Information" unzipped at `root`: Priya's conversation (EVENING from 2025-04-10
+    19:00 UTC) in its two parts, newest first as Meta writes them, and a short one with Kim; text as Meta encodes
+    it, each UTF-8 byte as its own code point."""
+    def meta(text: str) -> str:
+        return text.encode("utf-8").decode("latin-1")
+
+    def conversation(folder: str, who: str, lines: list[tuple[int, str, str]]) -> dict:
+        start = int(datetime(2025, 4, 10, 19, 0, tzinfo=timezone.utc).timestamp() * 1000)
+        return {"participants": [{"name": who}, {"name": "Sam"}],
+                "messages": [{"sender_name": author, "timestamp_ms": start + minute * 60_000, "content": meta(text),
+                              "is_geoblocked_for_viewer": False} for minute, author, text in reversed(lines)],
+                "title": who, "is_still_participant": True, "thread_type": "Regular",
+                "thread_path": folder.removeprefix("messages/"), "magic_words": []}
+
+    lines = [(4 * i, author, text) for i, (author, text) in enumerate(EVENING)]
+    for name, part in (("message_1.json", lines[CUT:]), ("message_2.json", lines[:CUT])):
+        (root / PRIYA).mkdir(parents=True, exist_ok=True)
+        (root / PRIYA / name).write_text(json.dumps(conversation(PRIYA, "Priya", part)), encoding="utf-8")
+    (root / KIM).parent.mkdir(parents=True)
+    (root / KIM).write_text(json.dumps(conversation(str(Path(KIM).parent), "Kim", [
+        (60, "Kim", "did you get my parcel?"), (61, "Sam", "yes, thank you!")])), encoding="utf-8")
+    return root

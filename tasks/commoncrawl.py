@@ -27,13 +27,21 @@ Damage inside a gzip stream costs the record it falls in and what follows it in 
 it, even in a small file gzipped whole, which FastWARC would lose whole (or one whose first record is big). zlib
 finds some damage only at the stream's end, by its checksum: so in a gzip stream that holds many records, a page
 whose block does not match its `WARC-Block-Digest` is counted (`warc_digest_mismatch`) instead of being read; with
-no digest it can check, what was read is kept as read. An ARC record whose Archive-length is off is read to where
-the next record starts (the page whole) and counted as `arc_read_error`. A record cut short (by the end of the file,
-inside a gzip member or not, or by a Content-Length that runs into the next record) keeps the text it holds, with
-`truncated: true` in its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as
-`truncated_gzip` (the file ends inside its gzip member; also when it ends inside its gzip stream between two
-records) or `truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it, as
-does one whose gzip stream breaks before its first whole record (naming the offset).
+no digest it can check, what was read is kept as read. A gzip member that holds one record (gzip per record) and
+inflates to its end, but whose checksum (CRC32 or length) fails, keeps its page as read, marked
+`gzip_checksum_failed: true` in its meta (a byte of it may be wrong; dropped if its block digest says so); the member
+is counted once (`warc_read_error`, where zlib finds it broken). An ARC record whose Archive-length is off is read to
+where the next record starts (the page whole) and counted as `arc_read_error`; so is a WARC record whose
+Content-Length runs past it, over the records after it (or past the end of the file, over the last ones), in a plain
+file, gzip per record or gzipped whole alike: it ends where the next record starts (a version line after the two
+newlines that end a record, or one that starts a whole record: never one a page quotes inside a line), the records
+after it are read as if its length were right, and it is counted once, as `warc_read_error`; its page is whole, or
+marked `truncated: true` when it runs straight into the next record inside a line (a writer that died in it). A
+record cut short (by the end of the file, inside a gzip member or not) keeps the text it holds, with `truncated:
+true` in its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as `truncated_gzip`
+(the file ends inside its gzip member; also when it ends inside its gzip stream between two records) or
+`truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it, as does one
+whose gzip stream breaks before its first whole record (naming the offset).
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ import re
 import unicodedata
 import zlib
 from collections import Counter, deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -92,6 +100,7 @@ class _Located:
     where: str
     cut_short: bool = False  # the file ends inside this record's gzip member
     stream: _InflatedGzip | None = None  # the gzip stream it is read from, when we inflate it (a file gzipped whole)
+    records: _Records | None = None  # the records it is read among, which say where it ends (`_read_payload`)
 
 
 def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
@@ -309,7 +318,12 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     line (uncompressed files, and gzip streams we inflate). That line is searched for from the end of the record read
     before, where its Content-Length says, when the record ends there (the two newlines that end a record follow its
     block): what its block holds is never taken for a record; when it does not end there, its Content-Length is off
-    and the search starts inside it.
+    and the search starts inside it (`_record_start_after`: a version line a page quotes inside a line is passed over).
+    A record whose Content-Length runs over the records after it ends where the next one starts, for its reader too
+    (`_Records.next_record_inside`), and is counted once (`warc_read_error`); when it runs past the end of the file,
+    reading resumes inside it as well, in a gzip stream we inflate too.
+    A gzip member FastWARC cannot inflate is counted once, where zlib finds it broken: by the round that inflates it
+    (`_InflatedGzip`) when FastWARC broke on it after the record before, which leaves its count to that round.
     Failing on the very first record means the file is not WARC.
     A gzip stream that holds many records (a file gzipped whole), or whose first record is too big to tell, is
     inflated by `_InflatedGzip`, which stops where the stream breaks: the records before the damage are read whole,
@@ -331,12 +345,18 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
         truncated_at = _truncated_last_member(fh) if gzipped else None
         start, count, unreadable = 0, 0, ""  # why the first record could not be read, if it could not
         member_read = False  # the round before read a gzip member to its end: what breaks at `start` is new
+        left_over: tuple[str, str] | None = None  # a break the round before counts, unless the member here is broken
         while start is not None:
             first_round, fresh, member_read = start == 0, member_read, False
             span = _gzip_to_inflate(fh, start) if gzipped else None
+            # FastWARC broke on this member's damage: it is counted once, where this round finds the member broken
+            damage_counted_here = left_over is not None and span == "broken"
+            if left_over is not None and not damage_counted_here:
+                skips.skip("warc_read_error", *left_over)
+            left_over = None
             stream = _InflatedGzip(fh, start, one_member=span == "member") if span else None
             fh.seek(start)
-            records = iter(ArchiveIterator(stream or fh, parse_http=False, quirks_mode=quirks))
+            records = _Records(fh, stream, path, gzipped, quirks)
             last_offset, last_where, read_any, cut_short = start, f"{path}:{start}", False, ""
             broken, lost, ends_inside = "", "", False
             last = _Framed(start, 0, None)  # the last record read
@@ -352,7 +372,7 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                     if bad is None and read_any and (stream is not None or not gzipped):
                         bad = _bad_stretch(fh, stream, path, last, last_where, str(e))
                     if bad is not None and bad.resume_after(fh, stream) is not None:
-                        records = iter(ArchiveIterator(stream or fh, parse_http=False, quirks_mode=quirks))
+                        records.restart()
                         continue
                     if stream is not None and stream.stopped:
                         bad = None  # it is where the stream stops: counted with the damage or the cut, below
@@ -381,16 +401,28 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                 count += 1
                 read_any, last_offset, last_where, counted = True, offset, where, skips.total
                 if stream is not None:
-                    last = _Framed(record.stream_pos, record.content_length, stream.block_end(record))
+                    last = records.last = _Framed(record.stream_pos, record.content_length, stream.block_end(record))
                     if record.record_type in _DIGEST_CHECKED:
                         stream.watch(record, last.block_end)
                 elif not gzipped:  # gzip per record resumes at the next member instead
-                    last = _Framed(record.stream_pos, record.content_length, None)
-                yield _Located(record, offset, where, cut, stream)
-                while record.reader.read(_DRAIN_CHUNK):  # what the reader left, so its length can be checked
-                    pass
-                length, consumed = record.content_length, record.reader.tell()
+                    last = records.last = _Framed(record.stream_pos, record.content_length, None)
+                yield _Located(record, offset, where, cut, stream, records)
+                consumed, broke = records.finish(record)
+                if broke is not None:  # FastWARC could not inflate the rest of its block: a gzip member breaks
+                    broken, cut_short = str(broke), ""
+                    break
+                length = record.content_length
                 cut_short = f"record cut short ({consumed} of {length} bytes)" if consumed < length else ""
+                if cut_short and stream is not None and not stream.damage:
+                    resume = _record_start_after(fh, stream, last.pos + 1)
+                    if resume is not None:  # its Content-Length runs past the stream's end, over the records after it
+                        stream.rewind(resume)
+                        skips.skip("warc_read_error", where, f"its Content-Length runs past the end of its gzip stream "
+                                   f"({cut_short}), over the records after it: it ends where the next one starts; "
+                                   "reading resumes at offset {}+{}".format(*stream.member_of(resume)))
+                        records.restart()
+                        cut_short = ""
+                        continue
                 ends_inside = cut or bool(cut_short and stream is not None and stream.stopped and not stream.damage)
                 if ends_inside and skips.total == counted:  # a record no reader counts (warcinfo, metadata…)
                     skips.skip("truncated_gzip", where, _CUT_SHORT)
@@ -409,8 +441,8 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                 start = _next_record_start(fh, stream.stopped_at, gzipped)
                 resumed = f"reading resumes at offset {start}" if start is not None else "nothing readable after it"
                 lost = f"; the rest of its gzip member is lost, from the record at {lost} on" if lost else ""
-                if read_any or first_round:  # else the member the round before broke on, already counted
-                    skips.skip("warc_read_error", f"{path}:{stream.stopped_at}",
+                if read_any or first_round or damage_counted_here:  # else the member the round before broke on,
+                    skips.skip("warc_read_error", f"{path}:{stream.stopped_at}",  # already counted
                                f"the gzip stream does not inflate from here ({stream.damage}){lost}; {resumed}")
                 continue
             if stream is not None and stream.member_end is not None and not broken and not cut_short:
@@ -421,17 +453,33 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                 break  # the end of the file, at a record boundary
             # Resume after the start of the last record read (or after `start` when nothing could be read from
             # there): a record that runs past the end of the file may have swallowed the records after it.
-            start = _next_record_start(fh, last_offset + 1, gzipped)
+            if gzipped:
+                start = _next_record_start(fh, last_offset + 1, True)
+            else:
+                start = _record_start_after(fh, None, last_offset + 1)
             resumed = f"reading resumes at offset {start}" if start is not None else "nothing readable after it"
             if not broken:
-                # the record itself is counted by its reader (truncated_record…); the records it hid are not lost
-                if start is not None:
+                # Its Content-Length runs past the end of the file, over the records after it: it ends where the next
+                # one starts (`_read_payload`). With none after it, it is cut short, counted by its reader.
+                if start is not None and stream is None:
+                    skips.skip("warc_read_error", last_where, f"its Content-Length runs past the end of the file "
+                               f"({cut_short}), over the records after it: it ends where the next one starts; "
+                               f"{resumed}")
+                elif start is not None:
                     log.info("%s: %s; %s", last_where, cut_short, resumed)
                 continue
+            damage = _member_damage(fh, last_offset) if gzipped and stream is None and read_any else None
+            if damage is not None:  # FastWARC met it inside the gzip member of the last record read
+                skips.skip("warc_read_error", f"{path}:{damage[0]}",
+                           f"the gzip stream does not inflate from here ({damage[1]}); {resumed}")
+                continue
             if read_any:
-                skips.skip("warc_read_error", last_where, f"after this record: {broken}; {resumed}")
+                left_over = (last_where, f"after this record: {broken}; {resumed}")
             elif fresh:  # else the same broken stretch as the round before, already counted
-                skips.skip("warc_read_error", last_where, f"no WARC record here ({broken}); {resumed}")
+                left_over = (last_where, f"no WARC record here ({broken}); {resumed}")
+            if left_over is not None and (start is None or not gzipped):
+                skips.skip("warc_read_error", *left_over)
+                left_over = None
         if count == 0 and unreadable:
             raise InputFileError(f"{unreadable}, before its first whole record")
         if count == 0:
@@ -455,6 +503,119 @@ class _Framed:
     block_end: int | None
 
 
+class _Records:
+    """FastWARC's records in one round of `_iter_records`, read from the file or from the gzip stream we inflate; and
+    where the record being read ends, which its reader asks once it has read its payload (`next_record_inside`).
+
+    FastWARC says whether a record ends where its Content-Length says only when it reads the record after it. That
+    read is made then, ahead, and kept for `_iter_records`: it is the read that comes next anyway, so a record read as
+    it should be costs nothing more. When no record follows where the Content-Length says, the record ends where the
+    next record starts, if one starts inside it: searched for as `_iter_records` searches for where to read on
+    (the next version line after its start; in gzip per record, the next member), so the two agree."""
+
+    def __init__(self, fh: BinaryIO, stream: _InflatedGzip | None, path: Path, gzipped: bool, quirks: bool) -> None:
+        self.fh, self.stream, self.path, self.gzipped, self.quirks = fh, stream, path, gzipped, quirks
+        self.last = _Framed(0, 0, None)  # the record read, in a plain file or a gzip stream (`_iter_records` sets it)
+        self.restart()
+
+    def restart(self) -> None:
+        """Read on from where the file or the stream now stands."""
+        self.records = iter(ArchiveIterator(self.stream or self.fh, parse_http=False, quirks_mode=self.quirks))
+        self.ahead: tuple[WarcRecord | None, Exception | None] | None = None  # the next record, or why there is none
+        self.drained: WarcRecord | None = None
+        self.consumed, self.broke = 0, None
+
+    def __next__(self) -> WarcRecord:
+        if self.ahead is None:
+            return next(self.records)
+        (record, error), self.ahead = self.ahead, None
+        if error is not None:
+            raise error
+        if record is None:
+            raise StopIteration
+        return record
+
+    def finish(self, record: WarcRecord) -> tuple[int, Exception | None]:
+        """Read what the reader of `record` left, so that its length can be checked: how far it got, and what stopped
+        it (a gzip member FastWARC cannot inflate)."""
+        if self.drained is not record:
+            self.drained, self.broke = record, None
+            try:
+                while record.reader.read(_DRAIN_CHUNK):
+                    pass
+            except (OSError, ValueError) as e:
+                self.broke = e
+            self.consumed = record.reader.tell()
+        return self.consumed, self.broke
+
+    def next_record_inside(self, loc: _Located) -> int | None:
+        """Where, in the payload of the record `loc` (read to its end), the next record starts, when the record's
+        Content-Length runs past it, over that one; None when it ends where its Content-Length says, or (the file
+        ending first) when no record starts inside it."""
+        record = loc.record
+        consumed, error = self.finish(record)
+        if error is None:
+            if self.ahead is None:
+                try:
+                    self.ahead = (next(self.records), None)
+                except StopIteration:
+                    self.ahead = (None, None)
+                except (OSError, ValueError) as e:
+                    self.ahead = (None, e)
+            following, error = self.ahead
+            if following is not None or (error is None and consumed >= record.content_length):
+                return None
+        saved = self.fh.tell()
+        try:
+            inside = self._next_record_in_block(loc, error)
+        finally:
+            self.fh.seek(saved)
+        # its payload comes after its HTTP headers, which FastWARC has parsed: its length is what is left of the block
+        return None if inside is None else max(0, inside - (_content_length(record) - record.content_length))
+
+    def reread(self, loc: _Located, error: Exception) -> tuple[bytes, bool] | None:
+        """The payload of `loc`'s record inflated by zlib from its own gzip member (gzip per record), when FastWARC
+        failed to inflate it: it fails the whole read in which it meets damage, in that member or one after it. With
+        whether the member's checksum fails (its CRC32 or length: a byte of it may be wrong); None when the member
+        breaks before the record's end (its damage is counted by `_iter_records`, where it breaks)."""
+        self.drained, self.consumed, self.broke = loc.record, 0, error
+        saved = self.fh.tell()
+        try:
+            data, _, broken_at, why = _inflate_member_at(self.fh, loc.offset, keep=True)
+        finally:
+            self.fh.seek(saved)
+        header, block = _header_length(data, 0), _content_length(loc.record)
+        if header is None or len(data) < header + block:
+            return None
+        payload = data[header + block - loc.record.content_length : header + block]
+        return payload, broken_at is not None and _CHECKSUM_FAILED.search(why) is not None
+
+    def _next_record_in_block(self, loc: _Located, error: Exception | None) -> int | None:
+        """`next_record_inside`, as an offset in the record's block (the framing error, if any, is `error`)."""
+        last, stream, fh = self.last, self.stream, self.fh
+        if stream is not None or not self.gzipped:
+            if error is not None:
+                bad = _bad_stretch(fh, stream, self.path, last, loc.where, str(error))
+                if bad is not None and bad.framed:
+                    return None  # it ends where its Content-Length says: what follows it is no record
+            at = _record_start_after(fh, stream, last.pos + 1)
+            if stream is not None:
+                block = None if last.block_end is None else last.block_end - last.length
+            else:
+                fh.seek(last.pos)
+                header = _header_length(fh.read(_HEADER_MAX), 0)
+                block = None if header is None else last.pos + header
+            return None if at is None or block is None else at - block
+        # gzip per record: FastWARC reads the members as one stream, so a record read past its member's end
+        if _next_record_start(fh, loc.offset + 1, True) is None:
+            return None
+        head, inflated, broken_at, _ = _inflate_member_at(fh, loc.offset)
+        header = _header_length(head, 0)
+        if header is None or broken_at is not None or inflated >= header + _content_length(loc.record):
+            return None
+        return inflated - header
+
+
 @dataclass
 class _BadStretch:
     """Bytes after a record that break the WARC framing (garbage, a garbled record), skipped to the next version line
@@ -474,9 +635,15 @@ class _BadStretch:
     resumed: str = ""  # the same, for messages
 
     def resume_after(self, fh: BinaryIO, stream: _InflatedGzip | None) -> int | None:
-        """The next version line after what was tried, with the file or the stream positioned on it; or None."""
+        """The next version line after what was tried, with the file or the stream positioned on it; or None. Inside a
+        record whose Content-Length is off, the next one that starts a record (`_record_start_after`)."""
         after = max(self.at, self.tried) + 1
-        resume = stream.find(_VERSION_ANYWHERE, after) if stream is not None else _next_record_start(fh, after, False)
+        if not self.framed:
+            resume = _record_start_after(fh, stream, after)
+        elif stream is not None:
+            resume = stream.find(_VERSION_ANYWHERE, after)
+        else:
+            resume = _next_record_start(fh, after, False)
         if resume is None:
             return None
         self.tried = resume
@@ -601,21 +768,60 @@ def _inflate_member(data: memoryview) -> tuple[bytes, int, bool]:
     return first[:16], records, inflater.eof
 
 
+def _inflate_member_at(fh: BinaryIO, offset: int, keep: bool = False) -> tuple[bytes, int, int | None, str]:
+    """The gzip member at `offset` in the file, inflated in chunks: what it inflates to (all of it when `keep`, else its
+    first `_HEADER_MAX` bytes, so that memory stays bounded), how many bytes that is, and the offset in the file of the
+    byte where it breaks, and why (None and "" when it inflates to its end, or the file ends first)."""
+    fh.seek(offset)
+    inflater, kept, size, read_to = zlib.decompressobj(31), [], 0, offset
+    while not inflater.eof:
+        data = inflater.unconsumed_tail
+        if not data:
+            data = fh.read(_INFLATE_INPUT)
+            read_to += len(data)
+            if not data:
+                break
+        before = inflater.copy()
+        try:
+            chunk, broken_at, why = inflater.decompress(data, _INFLATE_CHUNK), None, ""
+        except zlib.error as e:
+            chunk, good = _inflate_until_broken(before, data)
+            broken_at, why = read_to - len(data) + good, str(e)
+        if keep or size < _HEADER_MAX:
+            kept.append(chunk if keep else chunk[: _HEADER_MAX - size])
+        size += len(chunk)
+        if broken_at is not None:
+            return b"".join(kept), size, broken_at, why
+    return b"".join(kept), size, None, ""
+
+
+def _member_damage(fh: BinaryIO, offset: int) -> tuple[int, str] | None:
+    """Where in the file the gzip member at `offset` breaks, and why; None when it inflates to its end."""
+    _, _, broken_at, why = _inflate_member_at(fh, offset)
+    return None if broken_at is None else (broken_at, why)
+
+
+# What zlib says of a gzip member that inflates to its end but whose trailer disagrees: its CRC32, or its length.
+_CHECKSUM_FAILED = re.compile(r"incorrect (?:data|length) check")
+
+
 # The first record of a file gzipped whole is found within this much of its inflated start (a `warcinfo`, or a page)
 _WHOLE_CHECK = 8 << 20
-# What `_gzip_to_inflate` says `_InflatedGzip` inflates: the rest of the file, or the gzip member at the start only.
-_GzipSpan = Literal["stream", "member"]
+# What `_gzip_to_inflate` says `_InflatedGzip` inflates: the rest of the file, or the gzip member at the start only;
+# "broken" is the rest of the file too, from a member that breaks.
+_GzipSpan = Literal["stream", "member", "broken"]
 
 
 def _gzip_to_inflate(fh: BinaryIO, start: int) -> _GzipSpan | None:
     """Whether the gzip member at `start` is inflated by `_InflatedGzip` rather than by FastWARC, and how far.
 
-    "stream" (the rest of the file) when the member holds more than one WARC record (a file gzipped whole) or breaks
-    before its first record ends. "member" (this member only) when its first record runs past `_WHOLE_CHECK` bytes:
-    it may be a file gzipped whole whose first record is big, which FastWARC would lose whole after damage or garbage,
-    or a member per record whose first record is big, after which FastWARC reads the members that follow. None for a
-    member per record (gzip per record, as Common Crawl writes them), which FastWARC reads faster, and for a member
-    that holds no WARC record at all (FastWARC says what it is not)."""
+    "stream" (the rest of the file) when the member holds more than one WARC record (a file gzipped whole), "broken"
+    (the same) when it breaks: `_InflatedGzip` stops there, after what inflates before. "member" (this member only)
+    when its first record runs past `_WHOLE_CHECK` bytes: it may be a file gzipped whole whose first record is big,
+    which FastWARC would lose whole after damage or garbage, or a member per record whose first record is big, after
+    which FastWARC reads the members that follow. None for a member per record (gzip per record, as Common Crawl writes
+    them), which FastWARC reads faster, and for a member that holds no WARC record at all (FastWARC says what it is
+    not)."""
     fh.seek(start)
     if fh.read(3) != _GZIP_MAGIC:
         return None
@@ -629,7 +835,7 @@ def _gzip_to_inflate(fh: BinaryIO, start: int) -> _GzipSpan | None:
         try:
             chunk = inflater.decompress(data, _INFLATE_CHUNK)
         except zlib.error:
-            return "stream"
+            return "broken"
         window = carry + chunk
         records += sum(1 for m in _VERSION_ANYWHERE.finditer(window) if m.end() > len(carry))  # none twice
         if records > 1:
@@ -649,13 +855,20 @@ class _InflatedGzip:
     records, and reads zero bytes between members as padding, as gzip does.
 
     It holds at least the last `_HELD_BYTES` bytes it handed out, so that after a framing error (garbage between two
-    records) the next record start is found in what FastWARC read past (`find`) and handed out again (`rewind`). And it
-    hashes the block of the record being read as it hands it out, when the record's `WARC-Block-Digest` can be checked
-    (`watch`, `digest_mismatch`): zlib finds some damage only at the stream's end, by its checksum, after the pages it
-    garbled have been read."""
+    records) the next record start is found in what FastWARC read past (`find`) and handed out again (`rewind`); one
+    further back (inside a record whose Content-Length ran far past it) is found by inflating again from the start. And
+    it hashes the block of the record being read as it hands it out, when the record's `WARC-Block-Digest` can be
+    checked (`watch`, `digest_mismatch`): zlib finds some damage only at the stream's end, by its checksum, after the
+    pages it garbled have been read. A member that inflates to its end but fails its checksum is told apart
+    (`fails_checksum`): a record alone in it (gzip per record) is whole, though a byte of it may be wrong."""
 
     def __init__(self, fh: BinaryIO, start: int, one_member: bool = False) -> None:
-        self.fh, self.next_in, self.one_member = fh, start, one_member
+        self.fh, self.start, self.one_member = fh, start, one_member
+        self._begin()
+
+    def _begin(self) -> None:
+        """The state of the stream before its first byte is inflated."""
+        self.next_in = self.start
         self.inflater, self.fed = zlib.decompressobj(31), False
         self.pending = b""  # read from the file, not yet inflated
         self.ready, self.ready_at = b"", 0  # inflated, handed out up to `ready_at`
@@ -668,6 +881,7 @@ class _InflatedGzip:
         self.member_end: int | None = None  # `one_member`: the file offset right after it, once inflated to its end
         self.ended = False
         self.digest: _BlockDigest | None = None  # the block being hashed
+        self.checksum_failed_from: int | None = None  # where the member whose checksum failed starts, inflated
 
     @property
     def stopped(self) -> bool:
@@ -757,9 +971,11 @@ class _InflatedGzip:
         return pieces
 
     def find(self, pattern: re.Pattern[bytes], pos: int) -> int | None:
-        """The offset of the first match of `pattern` at or after `pos` (or after the first byte still held), inflating
-        on as far as it takes; None when the stream ends first. What is inflated on the way is held, for `rewind`."""
+        """The offset of the first match of `pattern` at or after `pos`, inflating on as far as it takes; None when the
+        stream ends first. What is inflated on the way is held, for `rewind`."""
         self.digest = None
+        if pos < self._chunks_from(pos)[0]:
+            self._inflate_again_to(pos)
         while True:
             at, data = self._window(pos)
             m = pattern.search(data, max(0, pos - at))
@@ -773,12 +989,47 @@ class _InflatedGzip:
             self._hold(self.ready)
             self.ready, self.ready_at = self._inflate(), 0
 
+    def fails_checksum(self, record: WarcRecord) -> bool:
+        """Whether the record is alone in a gzip member that inflated to its end but whose checksum (its CRC32, or its
+        length) failed: whole, but a byte of it may be wrong. In a member that holds more records (a file gzipped
+        whole), zlib finds it only after most of them are gone: their pages are judged by their block digests."""
+        if self.checksum_failed_from != record.stream_pos:
+            return False
+        header = _header_length(self.bytes_at(record.stream_pos, _HEADER_MAX) or b"", 0)
+        if header is None:
+            return False
+        end = record.stream_pos + header + _content_length(record)
+        rest = self.bytes_at(end, self.produced - end) if end <= self.produced else None
+        return rest is not None and not rest.strip(b"\r\n")  # nothing after it but the newlines that end it
+
+    def peek(self, pos: int, n: int) -> bytes:
+        """Up to `n` bytes from offset `pos` on, inflating ahead as far as it takes (`rewind` hands them out again);
+        fewer where the stream ends, none when `pos` is no longer held."""
+        while self.produced < pos + n and not self.ended:
+            self.out += len(self.ready) - self.ready_at
+            self._hold(self.ready)
+            self.ready, self.ready_at = self._inflate(), 0
+        return self.bytes_at(pos, n) or b""
+
     def rewind(self, pos: int) -> None:
-        """Hand out the bytes from offset `pos` on (still held) again."""
+        """Hand out the bytes from offset `pos` on again (inflated again from the start when no longer held)."""
+        if pos < self._chunks_from(pos)[0]:
+            self._inflate_again_to(pos)
+            return
         at, data = self._window(pos)
         self.held.clear()
         self.held_size, self.digest = 0, None
         self.ready, self.ready_at, self.out = data, pos - at, pos
+
+    def _inflate_again_to(self, pos: int) -> None:
+        """Inflate from the start again, up to offset `pos`, which is no longer held, and hand out from there."""
+        self._begin()
+        while not self.ended:
+            chunk = self._inflate()
+            if self.produced > pos:
+                self.ready, self.ready_at, self.out = chunk, pos - (self.produced - len(chunk)), pos
+                return
+        self.out = self.produced
 
     def _window(self, pos: int) -> tuple[int, bytes]:
         """The offset of the held chunk that `pos` is in (or of the first one held), and what inflated from it on."""
@@ -825,6 +1076,8 @@ class _InflatedGzip:
             out, good = _inflate_until_broken(before, self.pending)
             self.damage, self.stopped_at = str(e), self.next_in - len(self.pending) + good
             self.ended, self.pending = True, b""
+            if _CHECKSUM_FAILED.search(self.damage):  # it inflated to its end: only its trailer disagrees
+                self.checksum_failed_from = self.members[-1][1] if self.members else 0
         else:
             if self.inflater.eof and self.one_member:
                 self.member_end = self.next_in - len(self.inflater.unused_data)
@@ -960,6 +1213,43 @@ def _next_record_start(fh: BinaryIO, pos: int, gzipped: bool) -> int | None:
 
 _GZIP_MEMBER = re.compile(b"\x1f\x8b\x08")
 _VERSION_ANYWHERE = re.compile(_VERSION_LINE)
+
+
+def _record_start_after(fh: BinaryIO, stream: _InflatedGzip | None, pos: int) -> int | None:
+    """Where the next record starts at or after `pos` in a plain file or a gzip stream we inflate, searched for inside
+    a record whose Content-Length is off (too long, or cut short): a version line that comes after the two newlines
+    that end a record, or that starts a whole record (see `_starts_a_record`). A record that a page quotes inside a
+    line is not one: the page goes on after it. The caller positions the file or the stream there."""
+    if stream is not None:
+        read = stream.peek
+    else:
+        def read(at: int, n: int) -> bytes:
+            fh.seek(at)
+            return fh.read(n)
+    while True:
+        at = stream.find(_VERSION_ANYWHERE, pos) if stream is not None else _next_record_start(fh, pos, False)
+        if at is None or _starts_a_record(read, at):
+            return at
+        pos = at + 1
+
+
+def _starts_a_record(read: Callable[[int, int], bytes], at: int) -> bool:
+    """Whether the version line at `at` (`read(offset, n)` gives the bytes) starts a record: after the two newlines
+    that end one, or (a record cut short runs straight into the next, inside a line) as a whole record, whose block is
+    followed by the two newlines that end it and another version line, or by the end of the data."""
+    if at == 0 or read(max(0, at - 3), min(at, 3)).endswith((b"\n\r\n", b"\n\n")):
+        return True
+    head = read(at, _HEADER_MAX)
+    header = _header_length(head, 0)
+    length = _CONTENT_LENGTH_FIELD.search(head, 0, header) if header is not None else None
+    if length is None:
+        return False
+    after = read(at + header + int(length.group(1)), 4 + _VERSION_LINE_MAX)
+    end = _RECORD_END.match(after)
+    return after == b"" or (end is not None and b"WARC/".startswith(after[end.end() : end.end() + 5]))
+
+
+_CONTENT_LENGTH_FIELD = re.compile(rb"^content-length:[ \t]*(\d{1,18})[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 
 
 def _gzip_holds_warc(fh: BinaryIO, offset: int) -> bool:
@@ -1408,12 +1698,17 @@ def _gzip_holds_arc(fh: BinaryIO, offset: int) -> bool:
 class _RecordSkips:
     """Where the skips of one record go. A record known to be cut short is counted once, by its truncation
     (`truncated_gzip` or `truncated_record`), whatever broke first in what is left of it; one that still gives a
-    document is counted as `truncated_record_kept`."""
+    document is counted as `truncated_record_kept`. A record that ends where the next one starts, before its
+    Content-Length (`ends_at_next_record`), is counted as the framing error it is, where reading resumes after it;
+    marked `truncated` when it runs straight into the next one. One whose gzip member fails its checksum
+    (`checksum_failed`) is marked `gzip_checksum_failed`, the member counted where it breaks."""
 
     def __init__(self, skips: SkipCounter, loc: _Located) -> None:
         self.skips, self.loc = skips, loc
         self.cut = "truncated_gzip" if loc.cut_short else ""
         self.cut_detail = _CUT_SHORT if loc.cut_short else ""
+        self.cut_at_next = False
+        self.checksum = False
 
     def skip(self, reason: str, where: str, detail: str = "") -> None:
         if self.cut:
@@ -1425,9 +1720,29 @@ class _RecordSkips:
         self.cut = self.cut or reason
         self.cut_detail = f"{self.cut_detail}; {detail}" if self.cut_detail else detail
 
+    def ends_at_next_record(self, whole: bool) -> None:
+        """Its block ends where the next record starts, so the end of the file does not cut it. Not `whole` (no two
+        newlines end it): it runs straight into the next one, cut short (a writer that died in it, and a later run that
+        appended to the file)."""
+        if self.cut_detail == _CUT_SHORT:
+            self.cut = self.cut_detail = ""
+        self.cut_at_next = not whole
+
+    def checksum_failed(self) -> None:
+        """Its gzip member inflates to its end, but its CRC32 or length disagrees: some byte of it may be wrong."""
+        self.checksum = True
+
+    @property
+    def may_be_cut(self) -> bool:
+        """Whether its text may end anywhere, inside a character too."""
+        return bool(self.cut) or self.cut_at_next
+
     def kept(self, url: str, meta: dict) -> None:
-        if self.cut:
+        if self.checksum:
+            meta["gzip_checksum_failed"] = True
+        if self.may_be_cut:
             meta["truncated"] = True
+        if self.cut:
             self.skips.skip("truncated_record_kept", self.loc.where, f"{url}: {self.cut_detail}; the text read is kept")
 
 
@@ -1442,7 +1757,7 @@ def _wet_document(loc: _Located, counter: SkipCounter) -> Document | None:
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as e:
-        if not skips.cut:
+        if not skips.may_be_cut:
             skips.skip("undecodable_text", loc.where, f"{url}: {e}")
             return None
         text = payload.decode("utf-8", errors="ignore")  # a multi-byte character cut by the end of the record
@@ -1578,33 +1893,60 @@ def _http_status(record: WarcRecord) -> int | None:
 
 
 def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
-    """The record's payload as stored; None (counted) when it cannot be read. A payload that ends before its
-    Content-Length is kept, and the record marked as cut short; when the next record's version line is inside it (a
-    Content-Length that runs past the record), it ends there."""
-    record = loc.record
+    """The record's payload as stored; None (counted) when it cannot be read.
+
+    When its Content-Length runs past the record, over the next one (or past the end of the file, the next record
+    inside it), it ends where that one starts (`_Records.next_record_inside`): its page is whole when the two newlines
+    that end a record come before it (the Content-Length was wrong), else cut short, marked (`truncated`); the
+    framing error is counted where reading resumes. Otherwise a payload that ends before its Content-Length is kept,
+    and the record marked as cut short. A page whose gzip member FastWARC cannot inflate (gzip per record) is inflated
+    from it by zlib: kept when the member inflates to its end, marked when its checksum fails."""
+    record, records = loc.record, loc.records
     try:
         payload = record.reader.read()
     except (OSError, ValueError) as e:
-        skips.skip("unreadable_record", loc.where, f"{url}: {e}")
-        return None
-    if loc.stream is not None and len(payload) >= record.content_length:
+        if records is None or not records.gzipped or records.stream is not None:
+            skips.skip("unreadable_record", loc.where, f"{url}: {e}")
+            return None
+        reread = records.reread(loc, e)
+        if reread is None:
+            return None  # its gzip member breaks inside it: counted with it (`warc_read_error`), where it breaks
+        if reread[1]:
+            skips.checksum_failed()
+        return reread[0]
+    short = len(payload) < record.content_length
+    if short and loc.stream is not None and loc.stream.damage:
+        return None  # it runs into damage in its gzip stream: counted with it (`warc_read_error`), as in a member
+    inside = records.next_record_inside(loc) if records is not None else None
+    if inside is not None and inside < len(payload):
+        return _up_to_next_record(payload[:inside], skips)
+    checksum_failed = loc.stream is not None and not short and loc.stream.fails_checksum(record)
+    if checksum_failed:
+        skips.checksum_failed()
+    if loc.stream is not None and not short:
         mismatch = loc.stream.digest_mismatch(record, payload)
+        if mismatch and checksum_failed:  # the damage its member's checksum found: counted once, where it breaks
+            log.info("%s: %s: %s", loc.where, url, mismatch)
+            return None
         if mismatch:  # zlib may say so only at the stream's end, when the page is long gone
             skips.skip("warc_digest_mismatch", loc.where, f"{url}: {mismatch}")
             return None
-    if len(payload) < record.content_length:
-        if loc.stream is not None and loc.stream.damage:
-            return None  # it runs into damage in its gzip stream: counted with it (`warc_read_error`), as in a member
+    if short:
         if loc.stream is not None and loc.stream.stopped and not skips.cut:
             skips.truncated(_CUT_SHORT, "truncated_gzip")
         skips.truncated(f"{len(payload)} of {record.content_length} payload bytes")
-        m = _EMBEDDED_RECORD.search(payload)
-        if m is not None:
-            payload = payload[: m.start()]
     return payload
 
 
-_EMBEDDED_RECORD = re.compile(rb"\r?\n" + _VERSION_LINE)
+def _up_to_next_record(payload: bytes, skips: _RecordSkips) -> bytes:
+    """A payload up to where the next record starts, without the two newlines that end a record; without them, it
+    runs straight into the next record, and is marked as cut short."""
+    m = _RECORD_END_AT_END.search(payload)
+    skips.ends_at_next_record(whole=m is not None)
+    return payload if m is None else payload[: m.start()]
+
+
+_RECORD_END_AT_END = re.compile(rb"(?:\r\n\r\n|\n\n)\Z")
 
 
 def _content_length(record: WarcRecord) -> int:

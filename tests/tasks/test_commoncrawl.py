@@ -384,27 +384,27 @@ def five_pages() -> list[bytes]:
 
 @pytest.mark.parametrize("gzipped", [False, True])
 @pytest.mark.parametrize(
-    ("damage", "skipped"),
+    ("damage", "skipped", "kept"),
     [
         # a line of garbage where the third record should start
-        (lambda r: b"@@@@ not a record header\r\n\r\n", {"warc_read_error": 1}),
+        (lambda r: b"@@@@ not a record header\r\n\r\n", {"warc_read_error": 1}, (1, 3, 4, 5)),
         # the record cut inside its headers, running straight into the next record
-        (lambda r: r[:150], {"not_http_response": 1, "warc_read_error": 1}),
-        # a Content-Length far past the record's end: it swallows every record after it; its page is kept, flagged
-        (lambda r: r.replace(b"Content-Length: ", b"Content-Length: 9", 1), {"truncated_record_kept": 1}),
+        (lambda r: r[:150], {"not_http_response": 1, "warc_read_error": 1}, (1, 3, 4, 5)),
+        # a Content-Length far past the record's end, and the file's: it runs over every record after it, and ends
+        # where the next one starts (its page whole, not flagged); counted as the framing error it is
+        (lambda r: r.replace(b"Content-Length: ", b"Content-Length: 9", 1), {"warc_read_error": 1}, (1, 2, 3, 4, 5)),
     ],
     ids=["garbage", "cut_header", "content_length_too_long"],
 )
-def test_a_broken_record_in_the_middle_costs_only_that_record(tmp_path, gzipped, damage, skipped):
+def test_a_broken_record_in_the_middle_costs_only_that_record(tmp_path, gzipped, damage, skipped, kept):
     records = five_pages()
     records[2] = damage(records[2])
     path = tmp_path / ("middle.warc.gz" if gzipped else "middle.warc")
     write_warc(path, records, gzipped)
     docs, skips = read(iter_warc_documents, path)
-    kept = (1, 2, 3, 4, 5) if "truncated_record_kept" in skipped else (1, 3, 4, 5)
     assert [d.url for d in docs] == [f"http://p{i}.example/" for i in kept]
     if kept[1] == 2:  # what the record read into (the next records) is not part of its page
-        assert docs[1].text == docs[0].text and json.loads(docs[1].meta)["truncated"] is True
+        assert docs[1].text == docs[0].text and "truncated" not in json.loads(docs[1].meta)
     assert dict(skips.counts) == skipped
     assert all(example.startswith(f"{path}:") for example in skips.examples.values())
     if "warc_read_error" in skipped:
@@ -832,3 +832,204 @@ def test_a_language_header_on_the_response_itself_is_kept(tmp_path):
     write_warc(path, [record, metadata], gzipped=False)
     [doc] = read(iter_warc_documents, path)[0]
     assert json.loads(doc.meta)["language"] == "eng"
+
+
+# --- a Content-Length that runs past its record, over the records after it -----------------------------------
+
+
+def seven_short_pages(kind: str = "response") -> list[bytes]:
+    """A warcinfo and six pages (or WET texts) whose blocks take four digits to write: a Content-Length that runs
+    over the records after one of them, or past the end of the file, still takes four, so the records after it lie
+    where they lie in the file with the right Content-Length."""
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    for i in range(1, 7):
+        text = varied_text(i, 150)
+        block = http(PAGE.format(text).encode(), "Content-Type: text/html") if kind == "response" else text.encode()
+        records.append(warc_record(kind, f"http://p{i}.example/", block, i))
+    return records
+
+
+def with_content_length(record: bytes, length: int) -> bytes:
+    m = re.search(rb"Content-Length: (\d+)\r\n", record)
+    assert len(m.group(1)) == len(b"%d" % length), "the damage must not move the records after it"
+    return record[: m.start(1)] + b"%d" % length + record[m.end(1) :]
+
+
+def declared_length(record: bytes) -> int:
+    return int(re.search(rb"Content-Length: (\d+)\r\n", record).group(1))
+
+
+def packed(records: list[bytes], packing: str) -> bytes:
+    """Plain, a gzip member per record, or one gzip stream. The members are of stored deflate blocks: their size does
+    not depend on the digits of a Content-Length, so the members after the damaged one start where they start in the
+    file with the right one, and the documents' offsets can be compared."""
+    if packing == "per_record":
+        return b"".join(stored_gzip(r) for r in records)
+    return gzip.compress(b"".join(records), mtime=0) if packing == "whole" else b"".join(records)
+
+
+def place_in(path: Path, records: list[bytes], i: int, packing: str) -> str:
+    """How a skip names where record `i` starts: in the file, at its gzip member, or inside the one gzip stream."""
+    if packing == "per_record":
+        return f"{path}:{sum(len(stored_gzip(r)) for r in records[:i])}"
+    start = sum(map(len, records[:i]))
+    return f"{path}:0+{start}" if packing == "whole" and start else f"{path}:{start}"
+
+
+def comparable_docs(path: Path, reader=iter_warc_documents) -> tuple[list[tuple], SkipCounter]:
+    docs, skips = read(reader, path)
+    return [(d.id, d.url, d.text, d.timestamp, json.loads(d.meta)) for d in docs], skips
+
+
+# The damaged record, and how many of the records after it its Content-Length runs over (None: past the file's end).
+SWALLOWS = {"one": (2, 1), "several": (2, 3), "past_the_end": (4, None)}
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+@pytest.mark.parametrize("swallows", list(SWALLOWS))
+def test_a_content_length_past_its_record_costs_none_of_the_records_it_runs_over(tmp_path, packing, swallows):
+    """The record ends where the next record's version line begins, and every record after it reads as in the file
+    with the right Content-Length: same ids, texts and meta. The damaged page keeps its text, whole (the two newlines
+    that end a record come before the next one), and is counted once, as the framing error it is. Before, a file
+    gzipped whole lost the records a Content-Length ran over up to its end, and on every path the page took in the
+    text of the records it ran over."""
+    records = seven_short_pages()
+    bad, over = SWALLOWS[swallows]
+    # 10 bytes into the record after the last one it runs over: FastWARC finds no record where it says it ends
+    length = declared_length(records[bad]) + sum(map(len, records[bad + 1 : bad + 1 + over])) + 10 if over else 9999
+    assert over or sum(map(len, records[bad:])) < length
+    damaged = records[:bad] + [with_content_length(records[bad], length)] + records[bad + 1 :]
+    good_path, path = tmp_path / "good.warc.gz", tmp_path / "damaged.warc.gz"
+    good_path.write_bytes(packed(records, packing))
+    path.write_bytes(packed(damaged, packing))
+
+    expected, _ = comparable_docs(good_path)
+    docs, skips = comparable_docs(path)
+    assert [d[1] for d in docs] == [f"http://p{i}.example/" for i in range(1, 7)]
+    for doc, right in zip(docs, expected, strict=True):
+        if doc[1] == f"http://p{bad}.example/":  # its meta keeps the Content-Length its header says
+            assert doc[4]["content_length"] == length
+            doc[4]["content_length"] = right[4]["content_length"]
+        assert doc == right
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    example = skips.examples["warc_read_error"]
+    assert example.startswith(place_in(path, damaged, bad, packing) + ": ")
+    resumed = place_in(path, damaged, bad + 1, packing).split(":", 1)[1]
+    assert example.endswith(f"reading resumes at offset {resumed}")
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+@pytest.mark.parametrize("damaged", ["the_page_before", "the_quoting_page"])
+def test_a_record_quoted_in_a_page_is_never_read_as_a_record_whatever_content_length_runs_over_it(
+    tmp_path, packing, damaged
+):
+    """A page quotes a record in a <pre>, inside a line. When the Content-Length of the page before it runs over it,
+    reading resumes where the page starts, not at the version line it quotes. When its own Content-Length runs over the
+    record after it, it ends where that record starts, after the two newlines that end a record: the record it quotes
+    is followed by the rest of the page, not by a record. Before, the quoted record was read as a record there."""
+    records = seven_short_pages()
+    records.insert(3, page_quoting_a_record())
+    records.insert(4, warc_record("metadata", "http://quoting.example/", b"fetchTimeMs: 12\r\n", 8))
+    bad = 2 if damaged == "the_page_before" else 3
+    length = declared_length(records[bad]) + len(records[bad + 1]) + 10
+    damaged_records = records[:bad] + [with_content_length(records[bad], length)] + records[bad + 1 :]
+    good_path, path = tmp_path / "good.warc.gz", tmp_path / "damaged.warc.gz"
+    good_path.write_bytes(packed(records, packing))
+    path.write_bytes(packed(damaged_records, packing))
+    expected, _ = comparable_docs(good_path)
+    docs, skips = comparable_docs(path)
+    assert [d[1] for d in docs] == ["http://p1.example/", "http://p2.example/", "http://quoting.example/"] + [
+        f"http://p{i}.example/" for i in range(3, 7)
+    ]
+    assert [d[:4] for d in docs] == [d[:4] for d in expected]
+    assert all("truncated" not in d[4] for d in docs)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+@pytest.mark.parametrize("swallows", ["one", "past_the_end"])
+def test_a_wet_record_whose_content_length_runs_over_the_next_keeps_its_own_text_only(tmp_path, packing, swallows):
+    records = seven_short_pages("conversion")
+    bad, over = SWALLOWS[swallows]
+    length = declared_length(records[bad]) + sum(map(len, records[bad + 1 : bad + 1 + over])) + 10 if over else 9999
+    damaged = records[:bad] + [with_content_length(records[bad], length)] + records[bad + 1 :]
+    path = tmp_path / "damaged.wet.gz"
+    path.write_bytes(packed(damaged, packing))
+    docs, skips = read(iter_wet_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, 150)) for i in range(1, 7)]
+    assert all("truncated" not in json.loads(d.meta) for d in docs)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+def test_a_record_cut_short_that_runs_straight_into_the_next_keeps_its_text_flagged(tmp_path, packing):
+    """A writer that died inside a page, and another run that appended to the file: the next record's version line
+    comes inside a line of the page. The page ends there, flagged as cut short, counted once (the framing error)."""
+    records = seven_short_pages()
+    cut = records[2][: len(records[2]) * 2 // 3]  # inside its HTML, no newline before what follows
+    damaged = records[:2] + [cut] + records[3:]
+    path = tmp_path / "cut.warc.gz"
+    path.write_bytes(packed(damaged, packing))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == [f"http://p{i}.example/" for i in range(1, 7)]
+    page = docs[1]
+    assert json.loads(page.meta)["truncated"] is True and "WARC" not in page.text
+    assert varied_text(2, 150).startswith(page.text[:-20]) and len(page.text) < len(varied_text(2, 150))
+    assert all("truncated" not in json.loads(d.meta) for d in docs if d is not page)
+    assert [d.text for d in docs[2:]] == [varied_text(i, 150) for i in range(3, 7)]
+    assert dict(skips.counts) == {"warc_read_error": 1}
+
+
+# --- a gzip member whose checksum fails: it inflates whole, but a byte of it may be wrong --------------------------
+
+
+def member_with_a_bad_checksum(record: bytes, checksum: str) -> bytes:
+    """The record's gzip member with its CRC32 (over what it inflates to) or its ISIZE (how long that is) off by one
+    bit: zlib inflates it to its end, and fails only at its last bytes."""
+    member = bytearray(gzip.compress(record, mtime=0))
+    member[-8 if checksum == "crc32" else -4] ^= 0x01
+    return bytes(member)
+
+
+@pytest.mark.parametrize("checksum", ["crc32", "isize"])
+@pytest.mark.parametrize("words", [150, 30000], ids=["small", "past_fastwarcs_read"])  # 30000: an 80 KB member
+@pytest.mark.parametrize("damaged", [2, 6], ids=["middle", "last"])
+def test_a_gzip_member_whose_checksum_fails_keeps_its_page_marked_and_is_counted_once(tmp_path, checksum, words,
+                                                                                        damaged):
+    """The page inflates whole: it is kept, marked `gzip_checksum_failed` in its meta; the member is counted once,
+    where zlib finds it broken. Before, a small member was counted twice (FastWARC's error after the record before
+    it, then the member inflated again), and a member past FastWARC's 64 KiB read was counted as `unreadable_record`
+    and then broke the whole file with an OSError."""
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    records += [warc_record("response", f"http://p{i}.example/",
+                            http(PAGE.format(varied_text(i, words)).encode(), "Content-Type: text/html"), i)
+                for i in range(1, 7)]
+    members = [gzip.compress(r, mtime=0) for r in records]
+    members[damaged] = member_with_a_bad_checksum(records[damaged], checksum)
+    path = tmp_path / "checksum.warc.gz"
+    path.write_bytes(b"".join(members))
+
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, words)) for i in range(1, 7)]
+    assert [json.loads(d.meta).get("gzip_checksum_failed", False) for d in docs] == [i == damaged for i in range(1, 7)]
+    assert all("truncated" not in json.loads(d.meta) for d in docs)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    where, detail = skips.examples["warc_read_error"].split(": ", 1)
+    end = sum(map(len, members[: damaged + 1]))
+    assert where.startswith(f"{path}:") and end - 8 <= int(where.rsplit(":", 1)[1]) < end  # in the member's trailer
+    assert ("incorrect data check" if checksum == "crc32" else "incorrect length check") in detail
+
+
+def test_a_page_whose_member_checksum_fails_and_whose_block_digest_disagrees_is_dropped_and_counted_once(tmp_path):
+    """A letter changed inside a member of stored deflate blocks: the member inflates, its CRC32 fails, and the page's
+    `WARC-Block-Digest` says which page it is. The page is dropped; the member's damage is its one count."""
+    records = [with_block_digest(r) for r in six_varied_pages()]
+    members = [bytearray(stored_gzip(r)) for r in records]
+    damage_a_letter_of(members[3], varied_text(3))
+    path = tmp_path / "damaged.warc.gz"
+    path.write_bytes(b"".join(members))
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i)) for i in (1, 2, 4, 5, 6)]
+    assert all("gzip_checksum_failed" not in json.loads(d.meta) for d in docs)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+    assert "incorrect data check" in skips.examples["warc_read_error"]

@@ -128,6 +128,11 @@ def detect_kind(path: Path) -> str:
 
         if looks_like_telegram(path):
             return "telegram"
+    if name.endswith((".html", ".htm")):
+        from tasks.telegram_html import looks_like_telegram_html
+
+        if looks_like_telegram_html(path):  # Desktop's HTML export: its pages, told by how they start
+            return "telegram"
     if name.endswith(".txt"):
         from tasks.discord import looks_like_discord
         from tasks.whatsapp import looks_like_whatsapp
@@ -135,6 +140,10 @@ def detect_kind(path: Path) -> str:
         if looks_like_discord(path):  # DiscordChatExporter's PlainText: a first line no WhatsApp export has
             return "discord"
         return "whatsapp" if looks_like_whatsapp(path) else "text"
+    from tasks.telegram_html import in_telegram_html_export
+
+    if in_telegram_html_export(path):  # the css, js and media of an HTML export: passed over with it
+        return "telegram"
     raise InputFileError(
         f"{path}: cannot tell what kind of input this is; set `kind` (whatsapp, whatsapp-db, telegram, messenger, "
         "discord, wet, warc, jsonl, text) in ingest.inputs"
@@ -343,6 +352,10 @@ def _read_with_another_file(kind: str, path: Path) -> bool:
         from tasks.whatsapp.database import is_contacts_database
 
         return is_contacts_database(path)  # a wa.db: the names of a msgstore.db
+    if kind == "telegram" and path.suffix.lower() != ".json":
+        from tasks.telegram_html import is_read_with_another_file
+
+        return is_read_with_another_file(path)  # an HTML export's later pages, other pages, css, js, media
     return False
 
 
@@ -369,6 +382,10 @@ def _content_sha256(kind: str, path: Path, contacts: Path | None = None) -> str:
         from tasks.whatsapp.database import database_sha256
 
         return database_sha256(path, contacts)
+    if kind == "telegram" and path.suffix.lower() in (".html", ".htm"):
+        from tasks.telegram_html import export_sha256
+
+        return export_sha256(path)
     return hash_file(path)
 
 
@@ -782,6 +799,10 @@ def _read_chats(f: InputFile, params: IngestParams, skips: SkipCounter) -> list:
         from tasks.discord import read_discord_export
 
         return read_discord_export(Path(f.path), skips, tz=params.database_timezone, owner=params.database_owner)
+    if Path(f.path).suffix.lower() in (".html", ".htm"):
+        from tasks.telegram_html import read_telegram_html_export
+
+        return read_telegram_html_export(Path(f.path), skips)
     from tasks.telegram import read_telegram_export
 
     return read_telegram_export(Path(f.path), skips, tz=params.database_timezone)

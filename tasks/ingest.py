@@ -114,6 +114,11 @@ def detect_kind(path: Path) -> str:
 
         if looks_like_whatsapp_database(path):
             return "whatsapp-db"
+    if name.endswith((".html", ".htm")):  # Meta's download in its default form, HTML: message_N.html
+        from tasks.messenger_html import looks_like_messenger_html
+
+        if looks_like_messenger_html(path):
+            return "messenger"
     if name.endswith((".json", ".csv")):
         # Messenger's and DiscordChatExporter's files have "messages" and "type" too: they are told first
         from tasks.discord import is_discord_package_metadata, looks_like_discord
@@ -343,7 +348,7 @@ def _read_with_another_file(kind: str, path: Path) -> bool:
     if kind == "messenger":
         from tasks.messenger import is_continuation_part
 
-        return path.suffix.lower() not in (".json", ".zip") or is_continuation_part(path)
+        return path.suffix.lower() not in (".json", ".zip", ".html", ".htm") or is_continuation_part(path)
     if kind == "discord":
         from tasks.discord import is_discord_package_metadata, is_later_partition
 

@@ -7,7 +7,12 @@ Where the files are: one folder per conversation, `messages/inbox/<name>_<id>/me
 at most 10,000 messages, newest first, so one conversation is split across `message_1.json` (the newest) …
 `message_N.json` (the oldest).
 
-Two shapes of file are read:
+The download's default format is HTML (JSON must be chosen): the same folders hold `message_1.html`,
+`message_2.html`…, read by `tasks.messenger_html` into the chat the JSON gives, as far as the pages carry it (its
+docstring says what is not read). Everything here (parts, folders, zips, a download in parts) takes a conversation's
+`message_N.html` as it takes its `message_N.json`; a folder holding both forms reads each apart.
+
+Two shapes of JSON file are read:
 
 - the "Download your information" shape (Facebook and Instagram alike): `participants` [{`name`}], `title`,
   `is_still_participant`, `thread_path` ("inbox/<name>_<id>"), `thread_type` ("Regular", "RegularGroup"),
@@ -127,7 +132,8 @@ SOURCE = "messenger"
 INSTAGRAM = "instagram"
 DELETED_TEXT = "This message was deleted"
 _WHAT = "a Messenger/Instagram JSON export"
-_PART = re.compile(r"^message_(\d+)\.json$", re.IGNORECASE)
+_PART = re.compile(r"^message_(\d+)\.(?:json|html?)$", re.IGNORECASE)  # the JSON form's parts, the HTML form's
+_READ_SUFFIXES = (".json", ".html", ".htm")
 _TRAILING_NUMBER = re.compile(r"_\d+$")
 # the DYI shape's media lists, in the order their placeholder is chosen when a message has several
 _MEDIA_KEYS = (("photos", IMAGE), ("videos", VIDEO), ("gifs", GIF), ("audio_files", AUDIO), ("files", DOCUMENT))
@@ -227,7 +233,23 @@ def looks_like_messenger_archive(path: str | os.PathLike, sniffed: int = 50) -> 
             files = [f for f in archive.files() if f.suffix.lower() == ".json" and not _hidden(f, archive.path)]
             if any(part_number(f) is not None for f in files):
                 return True
-            return any(_looks_like_chat_file(f, archive) for f in files[:sniffed])
+            if any(_looks_like_chat_file(f, archive) for f in files[:sniffed]):
+                return True
+            pages = [f for f in archive.files() if _is_html_part(f) and not _hidden(f, archive.path)]
+            return any(_html_page(f, archive) for f in pages[:sniffed])
+    except InputFileError:
+        return False
+
+
+def _is_html_part(path: Path) -> bool:
+    return part_number(path) is not None and path.suffix.lower() != ".json"
+
+
+def _html_page(path: Path, archive: ExportArchive) -> bool:
+    from tasks.messenger_html import messenger_html_head
+
+    try:
+        return messenger_html_head(archive.read_bytes(path, head=65536), path)
     except InputFileError:
         return False
 
@@ -237,7 +259,7 @@ def _hidden(path: Path, folder: Path) -> bool:
 
 
 def part_number(path: str | os.PathLike) -> int | None:
-    """N of a `message_N.json`, else None."""
+    """N of a `message_N.json` (or of the HTML form's `message_N.html`), else None."""
     match = _PART.match(Path(path).name)
     return int(match.group(1)) if match else None
 
@@ -249,7 +271,8 @@ def chat_parts(path: str | os.PathLike) -> list[Path]:
     if part_number(path) is None:
         return [path]
     try:
-        siblings = [p for p in path.parent.iterdir() if part_number(p) is not None and p.is_file()]
+        siblings = [p for p in path.parent.iterdir()  # the parts of the same form, JSON or HTML
+                    if part_number(p) is not None and _is_html_part(p) == _is_html_part(path) and p.is_file()]
     except OSError:
         return [path]
     if path not in siblings:
@@ -335,7 +358,7 @@ def _conversation_folders(given: str, opened: _Inputs) -> dict[Path, dict[int, P
         if archive is not None:
             files = [f for f in archive.files() if not _hidden(f, path)]
         elif path.is_dir():
-            files = [f for f in path.rglob("*.json") if not _hidden(f, path) and f.is_file()]
+            files = [f for f in path.rglob("message_*") if not _hidden(f, path) and f.is_file()]
         else:
             files = chat_parts(path) if part_number(path) is not None else []
     except InputFileError:
@@ -467,8 +490,9 @@ def read_messenger_export(
             inputs = _Inputs(stack)
             archive = inputs.archive(str(path))
             if archive is None:
-                return _read_files(path, sorted(f for f in path.rglob("*.json") if f.is_file()), skips, zone, source,
-                                   inputs, split)
+                return _read_files(path, sorted(f for f in path.rglob("*")
+                                                if f.suffix.lower() in _READ_SUFFIXES and f.is_file()),
+                                   skips, zone, source, inputs, split)
             return _read_files(path, archive.files(), skips, zone, source, inputs, split)
     if not path.exists():
         raise InputFileError(f"{path}: no such file")
@@ -512,8 +536,7 @@ def source_for(path: str | os.PathLike) -> str:
     if is_zip_name(path) and path.is_file():
         try:
             with ExportArchive(path) as archive:
-                return next((source_for(f) for f in archive.files() if f.name.lower().endswith(".json")
-                             and part_number(f) is not None), SOURCE)
+                return next((source_for(f) for f in archive.files() if part_number(f) is not None), SOURCE)
         except InputFileError:
             return SOURCE
     return SOURCE
@@ -531,11 +554,11 @@ def _read_files(folder: Path, files: list[Path], skips: SkipCounter, zone: tzinf
     groups: dict[Path, list[Path]] = {}
     singles: list[Path] = []
     for file in files:
-        if not file.name.lower().endswith(".json") or _hidden(file, folder):
+        if file.suffix.lower() not in _READ_SUFFIXES or _hidden(file, folder):
             continue
         if part_number(file) is not None:
-            groups.setdefault(file.parent, []).append(file)
-        elif _looks_like_chat_file(file, archive):
+            groups.setdefault((file.parent, _is_html_part(file)), []).append(file)
+        elif file.suffix.lower() == ".json" and _looks_like_chat_file(file, archive):
             singles.append(file)
     chats, left = [], 0
     conversations = [[(p, archive) for p in sorted(parts, key=lambda p: (part_number(p), p.name))]
@@ -558,7 +581,8 @@ def _read_files(folder: Path, files: list[Path], skips: SkipCounter, zone: tzinf
             skips.skip("messenger_unreadable_file", str(parts[0][0]), str(e))
     if not chats and not left and not skips.counts.get("messenger_unreadable_file"):
         where = "archive" if archive is not None else "folder"
-        raise InputFileError(f"{folder}: no Messenger or Instagram message file (message_N.json) in the {where}")
+        raise InputFileError(f"{folder}: no Messenger or Instagram message file (message_N.json, message_N.html) in "
+                             f"the {where}")
     return chats
 
 
@@ -622,7 +646,11 @@ def _check_shape(data: object, path: Path) -> bool:
 def _read_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCounter, zone: tzinfo,
                source: str) -> WhatsAppChat:
     """One chat of a conversation's parts (each a path and the zip it is read out of, None on disk), message_1
-    first."""
+    first; the HTML form's by `tasks.messenger_html`."""
+    if _is_html_part(files[0][0]):
+        from tasks.messenger_html import read_html_chat
+
+        return read_html_chat(files, skips, source)
     parts = [_load_part(p, archive) for p, archive in files]
     first = parts[0]
     fix = _fixer(first.repair)

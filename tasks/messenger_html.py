@@ -1,0 +1,424 @@
+"""Reading the HTML form of Meta's "Download your information" of Messenger and Instagram chats (the download's
+default format: `messages/inbox/<name>_<id>/message_1.html`, `message_2.html`…) into the chats `tasks.messenger`
+reads from the JSON form; `tasks.messenger` routes a `message_N.html` here.
+
+The markup (facts from the fixtures and notes of public parsers, read for facts only: a Messenger/Instagram
+analyser's "Instagram Messages Schema" notes with real files' blocks, the class lists of several message.html
+scrapers, test fixtures of Instagram-export readers): a page per part, its `<title>` the chat's name (also in a
+header `<div class="_3b0d">`, `<div class="_a70e">` or `<h1>`), and an element with `role="main"` (`_4t5n`,
+`_a706`, a `<main>`) whose children are one block per message, newest first (`pam _3-95 … uiBoxWhite noborder`),
+each of three elements: the sender (`_3-96 _2pio _2lek _2lel` until 2021, `_3-95 _2pim _a6-h _a6-i` since, a
+`<div>`, since 2023 an `<h2>`), the content (`_3-96 _2let`, `_3-95 _a6-p`) and the date (`_3-94 _2lem`,
+`_3-94 _a6-o`). Inside the content: the text, the media (`<img>`, `<video>`, `<audio>`, `<a href>` to the file,
+by the folder of the export it lies in: `photos/`, `videos/`, `gifs/`, `audio/`, `files/`, `stickers_used/`), a
+shared link (`<a href="https://…">`) and the reactions as a list (`<ul class="_tqp">`, `<ul class="_a6-q">`). A
+block without a date is the page's header: a group's "Participants: A, B and C" (English only), "Mailbox thread
+pending". The blocks are told by that structure, not by the class names, so that every era reads.
+
+A message is read as the JSON record it stands for and goes through the JSON reader's rules (`tasks.messenger`):
+the same kinds, placeholders ("image omitted"…), events, reactions notices skipped, a link on its own line after
+the text; "<name> unsent a message." (Messenger's English wording of an unsent message) is "deleted". Reactions
+are not messages. The dates are the account's language: English ("Mar 14, 2024 6:02:05 pm", "Sep 22, 2017, 6:33
+AM", "01 Jan 2020, 09:59"), French, German and Spanish month names, and numeric forms ("2024-03-14 18:02",
+"14/03/2024 18:02", whose day/month order is taken from the conversation's dates where one has a day above 12);
+they are read as the wall-clock time the page shows (the file does not say its zone; `tz` is not applied), to the
+second where the page shows seconds (`exact_timestamps` False where it does not). A date that does not read (or
+a numeric one whose order nothing tells) is a skipped record (`messenger_bad_timestamp`) with the file and the
+message's position, never a guessed time.
+
+Not read, as the HTML does not carry it or its wording is unknown: `thread_path` (the chat's own id is its folder,
+"inbox/<name>_<id>", what `thread_path` holds), `is_still_participant`, a one-to-one chat's participants, calls'
+durations, the events and the unsent wording in other languages than the JSON reader knows, the time zone.
+
+A file cut short (no `</html>` at its end) keeps its messages but the last block before the cut (which may be cut
+itself), counted once as `messenger_truncated_export`. A file that gives no message block, is not UTF-8 or is no
+such page is refused in one line naming it and saying how to get the JSON form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+from resiliparse.parse.html import HTMLTree, NodeType
+
+from tasks.chat_records import (
+    ChatSkips,
+    ExportArchive,
+    SourceMessage,
+    build_chat,
+    chat_id_for,
+    combined_sha256,
+    read_export_bytes,
+)
+from tasks.records import InputFileError, SkipCounter, without_surrogates
+from tasks.whatsapp.parser import WhatsAppChat
+
+log = logging.getLogger(__name__)
+
+HTML_PART = re.compile(r"^message_(\d+)\.html?$", re.IGNORECASE)
+HOW_TO_GET_JSON = 'download it again as JSON: in "Download your information", choose Format: JSON'
+# the DYI pages' class names (any era), and `role="main"`: what tells one of its pages from any other HTML
+_MARKUP = re.compile(r'uiBoxWhite|_2lel|_2let|_2lem|_a6-g|_a6-h|_a6-p|_a6-o|_a706|_4t5n|role="main"')
+# the folders a conversation lies in below `messages/`: its id is "<box>/<folder>", as the JSON's `thread_path`
+_BOXES = {"inbox", "archived_threads", "filtered_threads", "message_requests", "e2ee_cutover", "ai_conversations"}
+_MEDIA_TAGS = ("img", "video", "audio", "source")
+_BLOCK_TAGS = {"div", "p", "li", "h1", "h2", "h3", "table", "tr"}
+# by the folder of the export a media file lies in, else by the element that shows it: the JSON record's key
+_FOLDER_KEYS = {"photos": "photos", "videos": "videos", "gifs": "gifs", "audio": "audio_files", "files": "files",
+                "stickers_used": "sticker"}
+_TAG_KEYS = {"img": "photos", "video": "videos", "audio": "audio_files"}
+_UNSENT = re.compile(r"(?:You |.+ )?unsent a message\.?", re.IGNORECASE)
+
+_MONTHS = {
+    **dict.fromkeys(("jan", "january", "janv", "janvier", "januar", "ene", "enero", "jän", "jänner"), 1),
+    **dict.fromkeys(("feb", "february", "févr", "fevr", "février", "fevrier", "februar", "febrero"), 2),
+    **dict.fromkeys(("mar", "march", "mars", "märz", "mär", "marzo"), 3),
+    **dict.fromkeys(("apr", "april", "avr", "avril", "abr", "abril"), 4),
+    **dict.fromkeys(("may", "mai", "mayo"), 5),
+    **dict.fromkeys(("jun", "june", "juin", "juni", "junio"), 6),
+    **dict.fromkeys(("jul", "july", "juil", "juillet", "juli", "julio"), 7),
+    **dict.fromkeys(("aug", "august", "août", "aout", "ago", "agosto"), 8),
+    **dict.fromkeys(("sep", "sept", "september", "septembre", "septiembre"), 9),
+    **dict.fromkeys(("oct", "october", "octobre", "okt", "oktober", "octubre"), 10),
+    **dict.fromkeys(("nov", "november", "novembre", "noviembre"), 11),
+    **dict.fromkeys(("dec", "december", "déc", "décembre", "decembre", "dez", "dezember", "dic", "diciembre"),
+                    12),
+}
+# words a date may hold besides its month: weekdays, "at" ("à", "um", "de"…)
+_WORDS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "wed", "thu",
+          "fri", "sat", "sun", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "montag",
+          "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "at", "à", "um", "de", "del", "le",
+          "a", "las", "la"}
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:([ap])\.?\s?m\.?)?\s*$", re.IGNORECASE)
+_TOKEN = re.compile(r"\d+|[^\W\d_]+")
+
+
+def looks_like_messenger_html(path, head_bytes: int = 65536) -> bool:
+    """Cheap sniff for input-kind detection: a `message_N.html` that is a page of Meta's HTML download (its markup,
+    or an HTML page in the download's layout, `messages/<box>/<chat>/`)."""
+    path = Path(path)
+    if not HTML_PART.match(path.name):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(head_bytes)
+    except OSError:
+        return False
+    return messenger_html_head(head, path)
+
+
+def messenger_html_head(data: bytes, path: Path) -> bool:
+    """Whether the first bytes of a `message_N.html` at `path` are a page of Meta's HTML download."""
+    if not HTML_PART.match(path.name):
+        return False
+    head = data.decode("utf-8", errors="ignore").lstrip("\ufeff \t\r\n")
+    if not head[:200].lower().startswith(("<!doctype html", "<html")):
+        return False
+    in_layout = len(path.parts) >= 3 and path.parts[-3].lower() in _BOXES
+    return in_layout or _MARKUP.search(head) is not None
+
+
+# ---------------------------------------------------------------------------------------------------------- dates
+
+
+def _clock_and_fields(raw: str) -> tuple[tuple[int, int, int, str | None], list[str]] | None:
+    """The clock (hour, minute, second, "a"/"p"/None) at the end of a date and the date's tokens before it."""
+    text = raw.strip()
+    clock = _CLOCK.search(text)
+    if clock is None:
+        return None
+    hour, minute, second, half = clock.groups()
+    return (int(hour), int(minute), int(second or 0), half and half.lower()), _TOKEN.findall(
+        text[:clock.start()].lower())
+
+
+def read_html_date(raw: str, day_first: bool | None = None) -> datetime | None:
+    """The time a DYI page writes as `raw` ("Mar 14, 2024 6:02:05 pm", "14 mars 2024 18:02", "2024-03-14 18:02"),
+    None when it does not read. A numeric day/month date ("03/04/2024") reads only with `day_first` told, or where
+    one of its numbers is above 12."""
+    found = _clock_and_fields(raw)
+    if found is None:
+        return None
+    (hour, minute, second, half), tokens = found
+    if half is not None:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half == "p" else 0)
+    numbers = [t for t in tokens if t.isdigit()]
+    month = None
+    for word in (t for t in tokens if not t.isdigit()):
+        if word in _MONTHS and month is None:
+            month = _MONTHS[word]
+        elif word not in _WORDS:
+            return None
+    try:
+        if month is not None:
+            if len(numbers) != 2 or not any(len(n) == 4 for n in numbers):
+                return None
+            year, day = (int(numbers[0]), int(numbers[1])) if len(numbers[0]) == 4 else (int(numbers[1]),
+                                                                                         int(numbers[0]))
+            return datetime(year, month, day, hour, minute, second)
+        if len(numbers) != 3:
+            return None
+        if len(numbers[0]) == 4:
+            return datetime(int(numbers[0]), int(numbers[1]), int(numbers[2]), hour, minute, second)
+        if len(numbers[2]) != 4:
+            return None
+        a, b, year = map(int, numbers)
+        if day_first is None:
+            day_first = True if a > 12 else False if b > 12 else None
+        if day_first is None:
+            return None
+        day, month = (a, b) if day_first else (b, a)
+        return datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return None
+
+
+def _day_first(raws: list[str]) -> bool | None:
+    """The day/month order of a conversation's numeric dates: day first where one has a first number above 12, month
+    first where one has a second number above 12, None where none tells (or they disagree)."""
+    seen = set()
+    for raw in raws:
+        found = _clock_and_fields(raw)
+        numbers = [t for t in found[1] if t.isdigit()] if found else []
+        if len(numbers) == 3 and len(numbers[2]) == 4 and len(numbers) == len(found[1]):
+            a, b = int(numbers[0]), int(numbers[1])
+            if a > 12 >= b:
+                seen.add(True)
+            elif b > 12 >= a:
+                seen.add(False)
+    return seen.pop() if len(seen) == 1 else None
+
+
+# ------------------------------------------------------------------------------------------------------- the pages
+
+
+@dataclass
+class _Block:
+    """A message block of a page as written: who, when (as text), and what its content holds."""
+
+    number: int  # its position among the page's message blocks
+    sender: str
+    date: str
+    texts: list[str] = field(default_factory=list)
+    media: list[tuple[str, str]] = field(default_factory=list)  # (element, uri)
+    links: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _HtmlPart:
+    path: Path
+    title: str | None
+    participants: list[str] | None
+    blocks: list[_Block]
+    digest: str
+    cut_at: int | None  # the file's size when it ends early, else None
+
+
+def _refuse(path: Path, why: str, ours: bool) -> InputFileError:
+    if ours:
+        return InputFileError(f"{path}: Meta's HTML download of a Messenger/Instagram chat, but {why}; "
+                              f"{HOW_TO_GET_JSON}")
+    return InputFileError(f"{path}: {why}, not a page of Meta's HTML download of Messenger/Instagram chats (for "
+                          f"that download, {HOW_TO_GET_JSON})")
+
+
+def load_html_part(path: Path, archive: ExportArchive | None = None) -> _HtmlPart:
+    """A `message_N.html` read into its title, participants and message blocks (InputFileError when it holds none)."""
+    raw = read_export_bytes(path) if archive is None else archive.read_bytes(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    ours = messenger_html_head(raw[:65536], path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(raw) - 3:  # not a multi-byte character cut at the end
+            raise _refuse(path, f"not UTF-8 (byte {e.start})", ours) from None
+        text = raw[:e.start].decode("utf-8")
+    cut = not text.rstrip().lower().endswith("</html>")
+    tree = HTMLTree.parse(text.lstrip("\ufeff"))
+    if tree.body is None:
+        raise _refuse(path, "no page body", ours)
+    main = tree.body.query_selector('[role="main"]') or tree.body.query_selector("main") or tree.body
+    blocks, participants = [], None
+    for node in _children(main):
+        if node.type != NodeType.ELEMENT:
+            continue
+        kids = [k for k in _children(node) if k.type == NodeType.ELEMENT]
+        if len(kids) >= 3 or len(kids) == 2 and _clock_and_fields(kids[-1].text) is not None:
+            blocks.append(_read_block(len(blocks), kids))
+            continue
+        header = " ".join(node.text.split())
+        if header.startswith("Participants: ") and participants is None:
+            participants = [p.strip() for p in re.split(r", | and ", header[len("Participants: "):]) if p.strip()]
+    if cut and blocks:  # the last block before the cut may be cut itself
+        blocks.pop()
+    if not blocks:
+        why = "it ends early, before its first complete message" if cut else "no message in it"
+        raise _refuse(path, why, ours or bool(participants))
+    if not ours and not any(_clock_and_fields(b.date) for b in blocks):  # some other page, given as this kind
+        raise _refuse(path, "no message with a date in it", False)
+    if cut:
+        log.warning("%s ends early (a cut download or copy?): kept its %d complete messages, the rest is lost", path,
+                    len(blocks))
+    title = " ".join((tree.title or "").split()) or None
+    return _HtmlPart(path, title, participants, blocks, digest, len(raw) if cut else None)
+
+
+def _children(node) -> Iterator:
+    """A node's children, walked from sibling to sibling: resiliparse's `child_nodes` list costs the square of
+    their number to go through (a page of 5,000 messages took minutes)."""
+    child = node.first_child
+    while child is not None:
+        yield child
+        child = child.next_sibling
+
+
+def _read_block(number: int, kids: list) -> _Block:
+    block = _Block(number, " ".join(kids[0].text.split()), " ".join(kids[-1].text.split()))
+    for node in kids[1:-1]:
+        _read_content(node, block)
+    return block
+
+
+def _read_content(node, block: _Block) -> None:
+    """The text pieces (one per block-level element), media and links of a content element, in document order;
+    lists (the reactions) left out. One pass with a stack of its own: a page nested deep does not recurse."""
+    buffer: list[str] = []
+    stack: list = [node]
+    while stack:
+        item = stack.pop()
+        if item is None or item.type == NodeType.ELEMENT and item.tag in _BLOCK_TAGS:
+            text = "".join(buffer).strip()
+            if text:
+                block.texts.append(text)
+            buffer.clear()
+            if item is None:
+                continue
+        if item.type == NodeType.TEXT:
+            buffer.append(item.text)
+        elif item.type != NodeType.ELEMENT or item.tag in ("ul", "ol"):
+            continue
+        elif item.tag == "br":
+            buffer.append("\n")
+        elif item.tag in _MEDIA_TAGS:
+            if item.getattr("src"):
+                block.media.append((item.tag, item.getattr("src")))
+        elif item.tag == "a" and item.getattr("href"):
+            href = item.getattr("href")
+            if urlsplit(href).scheme in ("http", "https"):
+                block.links.append(href)
+            else:
+                inner = item.query_selector(", ".join(_MEDIA_TAGS))
+                block.media.append((inner.tag if inner is not None else "a", href))
+        else:
+            if item.tag in _BLOCK_TAGS:
+                stack.append(None)  # its text ends where it ends
+            stack.extend(reversed(list(_children(item))))
+    text = "".join(buffer).strip()
+    if text:
+        block.texts.append(text)
+
+
+# -------------------------------------------------------------------------------------------------------- the chat
+
+
+def read_html_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCounter, source: str) -> WhatsAppChat:
+    """One chat of a conversation's `message_N.html` parts (each a path and the zip it is read out of, None on
+    disk), message_1 first: its messages read as `tasks.messenger` reads the JSON records they stand for."""
+    from tasks.messenger import _read_dyi_message  # the JSON reader's rules, one place for both forms
+
+    parts = [load_html_part(p, archive) for p, archive in files]
+    first = parts[0]
+    where = str(first.path.parent if len(parts) > 1 else first.path)
+    chat_skips = ChatSkips(skips, where)
+    day_first = _day_first([b.date for p in parts for b in p.blocks])
+    records: list[SourceMessage] = []
+    exact = True
+    for part in reversed(parts):  # the last part holds the oldest messages
+        times = [read_html_date(b.date, day_first) for b in part.blocks]
+        known = [t for t in times if t is not None]
+        numbered = list(zip(part.blocks, times, strict=True))
+        if not known or known[0] >= known[-1]:  # newest first, as Meta writes it
+            numbered.reverse()
+        for block, time in numbered:
+            locator = f"message {block.number}" if len(parts) == 1 else f"{part.path.name}:message {block.number}"
+            if time is None:
+                chat_skips.skip("messenger_bad_timestamp", locator, repr(block.date)[:60])
+                continue
+            exact = exact and _CLOCK.search(block.date).group(3) is not None
+            record = _read_dyi_message(_as_json_record(block, time), locator, timezone.utc, without_surrogates,
+                                       chat_skips)
+            if record is not None:
+                records.append(record)
+    cut = [p for p in parts if p.cut_at is not None]
+    for part in cut:
+        locator = f"byte {part.cut_at}" if len(parts) == 1 else f"{part.path.name}@byte {part.cut_at}"
+        chat_skips.skip("messenger_truncated_export", locator,
+                        f"the file ends early (a cut download?), {len(part.blocks)} complete messages kept, the rest "
+                        "lost")
+    participants = next((p.participants for p in parts if p.participants), None)
+    extra = {
+        "chat_type": None if participants is None else "group" if len(participants) > 2 else "one-to-one",
+        "source_chat_id": without_surrogates(_own_id(first.path)),
+        "participants": participants,
+        "is_still_participant": None,
+        "export_shape": "html",
+        "parts": [p.path.name for p in parts],
+        "mojibake_repaired": False,
+        "exact_timestamps": exact,
+    }
+    if cut:
+        extra.update(truncated=True, truncated_at_byte=cut[0].cut_at, truncated_parts=[p.path.name for p in cut])
+    if len({p.path.parent for p in parts}) > 1:
+        extra["part_files"] = [str(p.path) for p in parts]
+    title = first.title
+    return build_chat(records, chat_id=chat_id_for(combined_sha256([p.digest for p in parts]), _own_id(first.path)),
+                      path=first.path, source=source, name=without_surrogates(title) if title else None,
+                      skipped=dict(chat_skips.counts), extra=extra)
+
+
+def _own_id(path: Path) -> str:
+    """The conversation's id: "<box>/<folder>" ("inbox/radoslaw_123", what the JSON form's `thread_path` holds)."""
+    folder = path.parent
+    return f"{folder.parent.name}/{folder.name}" if folder.parent.name.lower() in _BOXES else folder.name
+
+
+def _as_json_record(block: _Block, time: datetime) -> dict:
+    """The JSON form's record of a block: its time as the epoch whose UTC wall clock the page shows."""
+    text = "\n".join(block.texts)
+    record: dict = {"sender_name": block.sender,
+                    "timestamp_ms": round((time - datetime(1970, 1, 1)).total_seconds() * 1000)}
+    if _UNSENT.fullmatch(text):
+        return {**record, "is_unsent": True}
+    if text:
+        record["content"] = text
+    for tag, uri in block.media:
+        key = _media_key(tag, uri)
+        if key == "sticker":
+            record.setdefault("sticker", {"uri": uri})
+        else:
+            record.setdefault(key, []).append({"uri": uri})
+    if block.links:
+        record["share"] = {"link": block.links[0]}
+    return record
+
+
+def _media_key(tag: str, uri: str) -> str:
+    from tasks.messenger import _EXTENSIONS, _MEDIA_KEYS
+
+    folders = [p.lower() for p in PurePosixPath(urlsplit(uri).path).parts[:-1]]
+    for folder in reversed(folders):
+        if folder in _FOLDER_KEYS:
+            return _FOLDER_KEYS[folder]
+    if tag in _TAG_KEYS:
+        return _TAG_KEYS[tag]
+    placeholder = _EXTENSIONS.get(uri.rsplit(".", 1)[-1].lower())
+    return next((key for key, shown in _MEDIA_KEYS if shown == placeholder), "files")

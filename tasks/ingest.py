@@ -52,8 +52,10 @@ STAGE = "ingest"
 # also from metadata/meta/warc_headers, lone surrogates as U+FFFD, NaN as null, a BOM no longer costs line 1;
 # 5: a clock outlier cuts no chat session, Messenger/Discord zips and forms, Telegram encodings and bad entities,
 # WhatsApp databases' broadcast lists, @lid display names and seconds timestamps, damaged whole-gzip WARCs,
-# ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts, WARC resync and block digests
-STAGE_VERSION = "5"
+# ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts, WARC resync and block digests; 6: Discord dates
+# by one pattern per file (Buddhist era), Messenger downloads in several zips, wa.db apart from its msgstore.db,
+# WARC Content-Length past its record, Telegram and Messenger HTML exports
+STAGE_VERSION = "6"
 log = logging.getLogger(__name__)
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst")

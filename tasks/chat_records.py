@@ -19,6 +19,7 @@ import re
 import zipfile
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from json.decoder import scanstring
@@ -61,6 +62,20 @@ def combined_sha256(digests: list[str]) -> str:
     """One content hash for the files a chat is read from: the file's own sha256 when it is one, else the sha256
     of their sha256s in order (a Messenger conversation's parts, a partitioned Discord export)."""
     return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+
+
+def numbered_parts(path: Path, number: Callable[[Path], int | None]) -> list[Path]:
+    """The numbered files of one export that `path` belongs to: every file of its folder that `number` numbers,
+    `path` included, by number (then name); `[path]` for a file it does not number."""
+    if number(path) is None:
+        return [path]
+    try:
+        parts = [p for p in path.parent.iterdir() if number(p) is not None and p.is_file()]
+    except OSError:
+        return [path]
+    if path not in parts:
+        parts.append(path)
+    return sorted(parts, key=lambda p: (number(p), p.name))
 
 
 def read_export_bytes(path: Path) -> bytes:

@@ -121,6 +121,7 @@ from tasks.chat_records import (
     file_sha256,
     is_zip_name,
     local_time,
+    numbered_parts,
     read_cut_json,
     read_export_bytes,
     resolve_tz,
@@ -268,16 +269,8 @@ def chat_parts(path: str | os.PathLike) -> list[Path]:
     """The files of the conversation `path` belongs to: every `message_N.json` in its folder, by N (message_1,
     the newest, first); a file of another name alone."""
     path = Path(path)
-    if part_number(path) is None:
-        return [path]
-    try:
-        siblings = [p for p in path.parent.iterdir()  # the parts of the same form, JSON or HTML
-                    if part_number(p) is not None and _is_html_part(p) == _is_html_part(path) and p.is_file()]
-    except OSError:
-        return [path]
-    if path not in siblings:
-        siblings.append(path)
-    return sorted(siblings, key=lambda p: (part_number(p), p.name))
+    html = _is_html_part(path)  # the parts of the same form, JSON or HTML
+    return numbered_parts(path, lambda p: part_number(p) if _is_html_part(p) == html else None)
 
 
 def is_continuation_part(path: str | os.PathLike) -> bool:

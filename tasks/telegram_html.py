@@ -63,6 +63,7 @@ from tasks.chat_records import (
     chat_id_for,
     combined_sha256,
     file_sha256,
+    numbered_parts,
     read_export_bytes,
 )
 from tasks.records import InputFileError, SkipCounter, without_surrogates
@@ -143,16 +144,7 @@ def read_telegram_html_export(path: str | os.PathLike, skips: SkipCounter | None
 def chat_pages(path: str | os.PathLike) -> list[Path]:
     """The pages of the chat `path` belongs to: every `messagesN.html` of its folder in order (messages.html first);
     a page of another name alone."""
-    path = Path(path)
-    if _page_number(path) is None:
-        return [path]
-    try:
-        pages = [p for p in path.parent.iterdir() if _page_number(p) is not None and p.is_file()]
-    except OSError:
-        return [path]
-    if path not in pages:
-        pages.append(path)
-    return sorted(pages, key=lambda p: (_page_number(p), p.name))
+    return numbered_parts(Path(path), _page_number)
 
 
 def export_sha256(path: str | os.PathLike) -> str:

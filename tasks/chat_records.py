@@ -52,6 +52,17 @@ class SourceMessage:
     forwarded: bool = False
 
 
+# Meta's "Download your information" (Messenger, Instagram): its media lists, in the order their placeholder is
+# chosen when a message has several, and the placeholder of a file by its extension
+DYI_MEDIA_KEYS = (("photos", IMAGE), ("videos", VIDEO), ("gifs", GIF), ("audio_files", AUDIO), ("files", DOCUMENT))
+MEDIA_BY_EXTENSION = {
+    **dict.fromkeys(("jpg", "jpeg", "png", "webp", "heic", "bmp"), IMAGE),
+    **dict.fromkeys(("mp4", "mov", "m4v", "webm", "3gp"), VIDEO),
+    "gif": GIF,
+    **dict.fromkeys(("m4a", "mp3", "aac", "ogg", "opus", "wav", "amr"), AUDIO),
+}
+
+
 def file_sha256(path: Path) -> str:
     """sha256 of a file's bytes (storage.fingerprint.hash_file), a failed read as a one-line InputFileError."""
     with read_errors(path):

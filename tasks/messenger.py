@@ -103,13 +103,10 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from tasks.chat_records import (
-    AUDIO,
-    DOCUMENT,
-    GIF,
-    IMAGE,
+    DYI_MEDIA_KEYS,
     MEDIA,
+    MEDIA_BY_EXTENSION,
     STICKER,
-    VIDEO,
     ChatSkips,
     ExportArchive,
     JsonCut,
@@ -136,14 +133,6 @@ _WHAT = "a Messenger/Instagram JSON export"
 _PART = re.compile(r"^message_(\d+)\.(?:json|html?)$", re.IGNORECASE)  # the JSON form's parts, the HTML form's
 _READ_SUFFIXES = (".json", ".html", ".htm")
 _TRAILING_NUMBER = re.compile(r"_\d+$")
-# the DYI shape's media lists, in the order their placeholder is chosen when a message has several
-_MEDIA_KEYS = (("photos", IMAGE), ("videos", VIDEO), ("gifs", GIF), ("audio_files", AUDIO), ("files", DOCUMENT))
-_EXTENSIONS = {
-    **dict.fromkeys(("jpg", "jpeg", "png", "webp", "heic", "bmp"), IMAGE),
-    **dict.fromkeys(("mp4", "mov", "m4v", "webm", "3gp"), VIDEO),
-    "gif": GIF,
-    **dict.fromkeys(("m4a", "mp3", "aac", "ogg", "opus", "wav", "amr"), AUDIO),
-}
 _SYSTEM_TYPES = ("Subscribe", "Unsubscribe", "Call")
 # Events written as an ordinary message, after the actor's name (or "You"): Messenger's English wording.
 _ACTOR_EVENT = re.compile(
@@ -643,7 +632,7 @@ def _read_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCounte
     if _is_html_part(files[0][0]):
         from tasks.messenger_html import read_html_chat
 
-        return read_html_chat(files, skips, source)
+        return read_html_chat(files, skips, source, _read_dyi_message)
     parts = [_load_part(p, archive) for p, archive in files]
     first = parts[0]
     fix = _fixer(first.repair)
@@ -888,7 +877,7 @@ def _attachment_note(text: str, author: str) -> bool:
 
 
 def _dyi_placeholder(message: dict) -> str | None:
-    for key, placeholder in _MEDIA_KEYS:
+    for key, placeholder in DYI_MEDIA_KEYS:
         value = message.get(key)
         if isinstance(value, list) and value:
             return placeholder
@@ -901,7 +890,7 @@ def _uri_placeholder(uri: object) -> str:
     if not isinstance(uri, str):
         return MEDIA
     extension = uri.rsplit(".", 1)[-1].lower() if "." in uri.rsplit("/", 1)[-1] else ""
-    return _EXTENSIONS.get(extension, MEDIA)
+    return MEDIA_BY_EXTENSION.get(extension, MEDIA)
 
 
 def _event_fields(message: dict) -> bool:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -49,6 +49,8 @@ from urllib.parse import urlsplit
 from resiliparse.parse.html import HTMLTree, NodeType
 
 from tasks.chat_records import (
+    DYI_MEDIA_KEYS,
+    MEDIA_BY_EXTENSION,
     ChatSkips,
     ExportArchive,
     SourceMessage,
@@ -330,10 +332,11 @@ def _read_content(node, block: _Block) -> None:
 # -------------------------------------------------------------------------------------------------------- the chat
 
 
-def read_html_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCounter, source: str) -> WhatsAppChat:
+def read_html_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCounter, source: str,
+                   read_record: Callable[..., SourceMessage | None]) -> WhatsAppChat:
     """One chat of a conversation's `message_N.html` parts (each a path and the zip it is read out of, None on
-    disk), message_1 first: its messages read as `tasks.messenger` reads the JSON records they stand for."""
-    from tasks.messenger import _read_dyi_message  # the JSON reader's rules, one place for both forms
+    disk), message_1 first: its messages read by `read_record`, the JSON reader's rules (`tasks.messenger` passes
+    its own, one place for both forms), from the JSON records they stand for."""
 
     parts = [load_html_part(p, archive) for p, archive in files]
     first = parts[0]
@@ -354,7 +357,7 @@ def read_html_chat(files: list[tuple[Path, ExportArchive | None]], skips: SkipCo
                 chat_skips.skip("messenger_bad_timestamp", locator, repr(block.date)[:60])
                 continue
             exact = exact and _CLOCK.search(block.date).group(3) is not None
-            record = _read_dyi_message(_as_json_record(block, time), locator, timezone.utc, without_surrogates,
+            record = read_record(_as_json_record(block, time), locator, timezone.utc, without_surrogates,
                                        chat_skips)
             if record is not None:
                 records.append(record)
@@ -412,13 +415,11 @@ def _as_json_record(block: _Block, time: datetime) -> dict:
 
 
 def _media_key(tag: str, uri: str) -> str:
-    from tasks.messenger import _EXTENSIONS, _MEDIA_KEYS
-
     folders = [p.lower() for p in PurePosixPath(urlsplit(uri).path).parts[:-1]]
     for folder in reversed(folders):
         if folder in _FOLDER_KEYS:
             return _FOLDER_KEYS[folder]
     if tag in _TAG_KEYS:
         return _TAG_KEYS[tag]
-    placeholder = _EXTENSIONS.get(uri.rsplit(".", 1)[-1].lower())
-    return next((key for key, shown in _MEDIA_KEYS if shown == placeholder), "files")
+    placeholder = MEDIA_BY_EXTENSION.get(uri.rsplit(".", 1)[-1].lower())
+    return next((key for key, shown in DYI_MEDIA_KEYS if shown == placeholder), "files")

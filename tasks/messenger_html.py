@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -57,6 +57,7 @@ from tasks.chat_records import (
     build_chat,
     chat_id_for,
     combined_sha256,
+    html_children,
     read_export_bytes,
 )
 from tasks.records import InputFileError, SkipCounter, without_surrogates
@@ -250,10 +251,10 @@ def load_html_part(path: Path, archive: ExportArchive | None = None) -> _HtmlPar
         raise _refuse(path, "no page body", ours)
     main = tree.body.query_selector('[role="main"]') or tree.body.query_selector("main") or tree.body
     blocks, participants = [], None
-    for node in _children(main):
+    for node in html_children(main):
         if node.type != NodeType.ELEMENT:
             continue
-        kids = [k for k in _children(node) if k.type == NodeType.ELEMENT]
+        kids = [k for k in html_children(node) if k.type == NodeType.ELEMENT]
         if len(kids) >= 3 or len(kids) == 2 and _clock_and_fields(kids[-1].text) is not None:
             blocks.append(_read_block(len(blocks), kids))
             continue
@@ -272,15 +273,6 @@ def load_html_part(path: Path, archive: ExportArchive | None = None) -> _HtmlPar
                     len(blocks))
     title = " ".join((tree.title or "").split()) or None
     return _HtmlPart(path, title, participants, blocks, digest, len(raw) if cut else None)
-
-
-def _children(node) -> Iterator:
-    """A node's children, walked from sibling to sibling: resiliparse's `child_nodes` list costs the square of
-    their number to go through (a page of 5,000 messages took minutes)."""
-    child = node.first_child
-    while child is not None:
-        yield child
-        child = child.next_sibling
 
 
 def _read_block(number: int, kids: list) -> _Block:
@@ -323,7 +315,7 @@ def _read_content(node, block: _Block) -> None:
         else:
             if item.tag in _BLOCK_TAGS:
                 stack.append(None)  # its text ends where it ends
-            stack.extend(reversed(list(_children(item))))
+            stack.extend(reversed(list(html_children(item))))
     text = "".join(buffer).strip()
     if text:
         block.texts.append(text)

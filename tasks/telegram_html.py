@@ -39,7 +39,6 @@ import codecs
 import logging
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -63,6 +62,7 @@ from tasks.chat_records import (
     chat_id_for,
     combined_sha256,
     file_sha256,
+    html_children,
     numbered_parts,
     read_export_bytes,
 )
@@ -388,7 +388,7 @@ def _poll_text(poll: DOMNode) -> str:
         details = answer.query_selector(".details")
         votes_match = _VOTES.search(_text(details)) if details is not None else None
         votes = int(votes_match.group(1)) if votes_match else 0
-        text = "".join(_text(c) for c in _children(answer) if c != details).strip().removeprefix("- ")
+        text = "".join(_text(c) for c in html_children(answer) if c != details).strip().removeprefix("- ")
         lines.append(f"OPTION: {text} ({votes} vote{'' if votes == 1 else 's'})")
     return without_surrogates("\n".join(lines))
 
@@ -401,17 +401,8 @@ def _service_text(text: str) -> str:
     return text
 
 
-def _children(node: DOMNode) -> Iterator[DOMNode]:
-    """A node's children, one sibling after another (resiliparse's collections are walked from their start for
-    every item: iterating one of n nodes is quadratic)."""
-    child = node.first_child
-    while child is not None:
-        yield child
-        child = child.next
-
-
 def _elements(node: DOMNode) -> list[DOMNode]:
-    return [c for c in _children(node) if c.type == NodeType.ELEMENT]
+    return [c for c in html_children(node) if c.type == NodeType.ELEMENT]
 
 
 def _text(node: DOMNode) -> str:
@@ -426,5 +417,5 @@ def _text(node: DOMNode) -> str:
             if current.tag == "br":
                 out.append("\n")
             else:
-                stack.extend(reversed(list(_children(current))))
+                stack.extend(reversed(list(html_children(current))))
     return "".join(out)

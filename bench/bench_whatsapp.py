@@ -1,10 +1,10 @@
 """Throughput of the chat readers on large synthetic inputs, printed as tables: the WhatsApp `.txt` parser in detail
-(default about 50 MB per export), then parse speed per source — `.txt` exports, a Telegram Desktop JSON export
-and WhatsApp's Android (current and legacy schema) and iOS databases — beside whatstk and chat-miner on the same
-files where they can read them.
+(default about 50 MB per export), then parse speed per source — `.txt` exports, Telegram Desktop's JSON and HTML
+exports, Messenger's JSON and HTML downloads, a DiscordChatExporter JSON, and WhatsApp's Android (current and
+legacy schema) and iOS databases — beside whatstk and chat-miner on the same files where they can read them.
 
     .venv/bin/python bench/bench_whatsapp.py [--mb 50] [--formats android ios] [--quick] [--repeat 3]
-        [--db-messages 200000] [--peer-python /tmp/peers/bin/python]
+        [--db-messages 200000] [--html-messages 50000] [--peer-python /tmp/peers/bin/python]
 
 whatstk and chat-miner are not dependencies of chatlike; they run in a child process of `--peer-python` (default:
 this interpreter), so they can live in their own environment:
@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tasks.discord import read_discord_export  # noqa: E402
 from tasks.messenger import read_messenger_export  # noqa: E402
 from tasks.telegram import read_telegram_export  # noqa: E402
+from tasks.telegram_html import read_telegram_html_export  # noqa: E402
 from tasks.whatsapp import chat_to_documents, parse_whatsapp_export  # noqa: E402
 from tasks.whatsapp.database import APPLE_EPOCH, read_whatsapp_database  # noqa: E402
 
@@ -174,6 +175,104 @@ def generate_messenger(path: Path, n: int, seed: int = 0) -> None:
     path.write_text(json.dumps({"participants": [{"name": moji(a)} for a in names], "messages": messages,
                                 "title": "Hike crew", "is_still_participant": True, "thread_type": "RegularGroup",
                                 "thread_path": "inbox/hikecrew_42", "magic_words": []}), encoding="utf-8")
+
+
+def generate_telegram_html(folder: Path, n: int, seed: int = 0) -> Path:
+    """The same kind of group chat as `generate_telegram`, in Telegram Desktop's HTML form (its default): pages of
+    1000 messages (`messages.html`, `messages2.html`…) with date separators, "joined" messages (the same sender
+    again, no name), replies, forwards, photos not downloaded and service lines. Returns the first page."""
+    rng = random.Random(seed)
+    names = ("Sam", "Priya Raman", "Kim")
+    folder.mkdir(parents=True, exist_ok=True)
+    pages, body, day, last_sender = [], [], None, None
+    for i, (when, sender, text, kind) in enumerate(_messages(n, seed), start=1):
+        if (i - 1) % 1000 == 0 and body:
+            pages.append(body)
+            body, last_sender = [], None
+        if when.date() != day:
+            day = when.date()
+            body.append(f'<div class="message service" id="message-{i}"><div class="body details">'
+                        f"{when.day} {when:%B %Y}</div></div>")
+        if kind == "system":
+            body.append(f'<div class="message service" id="message{i}"><div class="body details">'
+                        f"{names[sender]} invited Kim</div></div>")
+            last_sender = None
+            continue
+        title = f"{when:%d.%m.%Y %H:%M:%S} UTC+00:00"
+        inner = [f'<div class="pull_right date details" title="{title}">{when:%H:%M}</div>']
+        joined = sender == last_sender
+        if not joined:
+            inner.append(f'<div class="from_name">{names[sender]} </div>')
+        if rng.random() < 0.05 and i > 1:
+            target = i - rng.randint(1, min(i - 1, 20))
+            inner.append(f'<div class="reply_to details">In reply to <a href="#go_to_message{target}" '
+                         f'onclick="return GoToMessage({target})">this message</a></div>')
+        if kind == "media":
+            inner.append('<div class="media_wrap clearfix"><div class="media clearfix pull_left media_photo">'
+                         '<div class="fill pull_left"></div><div class="body"><div class="title bold">Photo</div>'
+                         '<div class="status details">Not included, change data exporting settings to download.'
+                         "</div></div></div></div>")
+        else:
+            html_text = text.replace("&", "&amp;").replace("<", "&lt;").replace("\n", "<br>")
+            if rng.random() < 0.1:
+                html_text += " <strong>really</strong>"
+            inner.append(f'<div class="text">{html_text}</div>')
+        userpic = "" if joined else ('<div class="pull_left userpic_wrap"><div class="userpic userpic2" '
+                                     f'style="width: 42px; height: 42px"><div class="initials">{names[sender][0]}'
+                                     "</div></div></div>")
+        body.append(f'<div class="message default clearfix{" joined" if joined else ""}" id="message{i}">'
+                    f'{userpic}<div class="body">{"".join(inner)}</div></div>')
+        last_sender = sender
+    pages.append(body)
+    for number, page in enumerate(pages, start=1):
+        links = []
+        if number > 1:
+            links.append(f'<a class="pagination block_link" href="messages{number - 1 if number > 2 else ""}.html">'
+                         "Previous messages</a>")
+        if number < len(pages):
+            links.append(f'<a class="pagination block_link" href="messages{number + 1}.html">Next messages</a>')
+        (folder / f"messages{number if number > 1 else ''}.html").write_text(
+            '<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8"/>\n<title>Exported Data</title>\n'
+            '<link href="css/style.css" rel="stylesheet"/>\n<script src="js/script.js" type="text/javascript">'
+            '</script>\n</head>\n<body onload="CheckLocation();">\n<div class="page_wrap">\n'
+            '<div class="page_header"><div class="content"><div class="text bold">Hike crew</div></div></div>\n'
+            '<div class="page_body chat_page">\n<div class="history">\n'
+            + "\n".join(links[:1] + page + links[1:]) + "\n</div>\n</div>\n</div>\n</body>\n</html>\n",
+            encoding="utf-8")
+    return folder / "messages.html"
+
+
+def generate_messenger_html(path: Path, n: int, seed: int = 0) -> None:
+    """The same kind of group chat as `generate_messenger`, in the HTML form of Meta's download (its default), in
+    the markup of 2023 on: one block per message, newest first, the sender in an `<h2>`, the date in English
+    ("Mar 14, 2024 6:02:05 pm"), photos, unsent messages and subscribe lines."""
+    names = ("Sam", "Priya Raman", "Zoë")
+    blocks = []
+    for when, sender, text, kind in _messages(n, seed):
+        if kind == "system":
+            content = f"{names[sender]} added Zoë to the group."
+        elif kind == "media":
+            content = ""
+        elif kind == "deleted":
+            content = f"{names[sender]} unsent a message."
+        else:
+            content = text.replace("&", "&amp;").replace("<", "&lt;")
+        media = ('<div><a target="_blank" href="messages/inbox/hikecrew_42/photos/1.jpg"><img '
+                 'src="messages/inbox/hikecrew_42/photos/1.jpg" class="_a6_o _3-96" /></a></div>'
+                 if kind == "media" else "")
+        hour = (when.hour - 1) % 12 + 1
+        date = f"{when:%b} {when.day:02d}, {when.year} {hour}:{when:%M:%S} {'pm' if when.hour >= 12 else 'am'}"
+        blocks.append(f'<div class="pam _3-95 _2ph- _a6-g uiBoxWhite noborder"><h2 class="_3-95 _2pim _a6-h _a6-i">'
+                      f'{names[sender]}</h2><div class="_3-95 _a6-p"><div><div></div><div>{content}</div>'
+                      f'<div>{media}</div><div></div></div></div><div class="_3-94 _a6-o">{date}</div></div>')
+    blocks.reverse()
+    path.write_text(
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" /><base href="../../../" />'
+        '<title>Hike crew</title></head><body class="_5vb_ _2yq _a7o5"><div class="_li"><div class="_a705">'
+        '<header class="_as-_ _a70a"><div class="_a70d"><h1>Hike crew</h1></div></header>'
+        '<main class="_a706" role="main"><div class="pam _3-95 _2ph- _a6-g uiBoxWhite noborder">'
+        '<h2 class="_3-95 _2pim _a6-h _a6-i">Participants: Sam, Priya Raman and Zoë</h2></div>'
+        + "".join(blocks) + "</main></div></div></body></html>", encoding="utf-8")
 
 
 def generate_discord(path: Path, n: int, seed: int = 0) -> None:
@@ -396,6 +495,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per step; the best is shown")
     parser.add_argument("--db-messages", type=int, default=200_000,
                         help="messages of the synthetic Telegram export and of each synthetic database")
+    parser.add_argument("--html-messages", type=int, default=50_000,
+                        help="messages of the synthetic Telegram and Messenger HTML exports")
     parser.add_argument("--peer-python", default=sys.executable,
                         help="the Python that has whatstk and chat-miner installed (default: this one)")
     args = parser.parse_args()
@@ -442,12 +543,19 @@ def main() -> None:
              read_whatsapp_database, "android"),
             ("WhatsApp iOS ChatStorage.sqlite", "ChatStorage.sqlite", generate_ios_db, read_whatsapp_database, "ios"),
         )
-        for source, name, generate_source, read, kind in databases:
+        html = (
+            ("Telegram Desktop HTML", "telegram_html", generate_telegram_html, read_telegram_html_export, "telegram-html"),
+            ("Messenger HTML (Meta's download)", "message_1.html", generate_messenger_html,
+             lambda p: read_messenger_export(p, siblings=False), "messenger-html"),
+        )
+        for (source, name, generate_source, read, kind), messages in (
+                [(d, args.db_messages) for d in databases] + [(h, args.html_messages) for h in html]):
             path = Path(tmp) / name
-            generate_source(path, args.db_messages)
+            generate_source(path, messages)
             chats, seconds = timed(args.repeat, read, path)
             n = sum(len(c.messages) for c in chats)
-            per_source.append((source, name, path.stat().st_size / 1e6, n, seconds, compare(kind, path)))
+            size = sum(f.stat().st_size for f in path.iterdir()) if path.is_dir() else path.stat().st_size
+            per_source.append((source, name, size / 1e6, n, seconds, compare(kind, path)))
             if summary is not None:
                 summary.record(f"chat read ({source})", "messages/s per core", n / seconds)
             del chats

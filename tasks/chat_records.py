@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from resiliparse.parse.html import NodeType
+
 from storage.fingerprint import hash_file
 from storage.schemas import MESSAGE_KINDS
 from tasks.records import InputFileError, SkipCounter, read_errors, stable_id
@@ -97,6 +99,17 @@ def html_children(node: Any) -> Iterator[Any]:
     while child is not None:
         yield child
         child = child.next
+
+
+def html_elements(node: Any) -> Iterator[Any]:
+    """A resiliparse DOM node's child elements (text and comments passed over without a node made for each: a
+    pretty-printed page has a whitespace text node between any two elements)."""
+    child = node.first_child
+    if child is not None and child.type != NodeType.ELEMENT:
+        child = child.next_element
+    while child is not None:
+        yield child
+        child = child.next_element
 
 
 def read_export_bytes(path: Path) -> bytes:

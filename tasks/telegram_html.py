@@ -63,6 +63,7 @@ from tasks.chat_records import (
     combined_sha256,
     file_sha256,
     html_children,
+    html_elements,
     numbered_parts,
     read_export_bytes,
 )
@@ -402,7 +403,7 @@ def _service_text(text: str) -> str:
 
 
 def _elements(node: DOMNode) -> list[DOMNode]:
-    return [c for c in html_children(node) if c.type == NodeType.ELEMENT]
+    return list(html_elements(node))
 
 
 def _text(node: DOMNode) -> str:

@@ -96,6 +96,16 @@ def _start_prefect():
     return start_temporary_server() if owns_this_process() else None
 
 
+def _start_workers(cfg, stages: list[str]) -> None:
+    """The process runner's workers, started now so that they import the shard code while this command imports
+    Prefect and waits for its server (flows/workers.py); only in the script's own process, like the server."""
+    from flows.shutdown import owns_this_process
+    from flows.workers import start_workers
+
+    if owns_this_process():
+        start_workers(cfg.runner, stages)
+
+
 @app.callback()
 def _main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks.")) -> None:
     _state["debug"] = debug
@@ -118,6 +128,7 @@ def run(
         stages = select_stages(start_at, stop_after, only)
         _prepare_run(cfg)
         server = _start_prefect()
+        _start_workers(cfg, stages)
         console.print(f"[bold]chatlike[/] {cfg.name}: {' → '.join(stages)}")
         _quiet_tracebacks()
         from flows.pipeline import foreground_run_settings, pipeline_flow

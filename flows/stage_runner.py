@@ -4,17 +4,14 @@ dataset as a Prefect asset with its report."""
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import contextlib
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,12 +27,13 @@ from prefect.types.names import MAX_ASSET_KEY_LENGTH, RESTRICTED_ASSET_CHARACTER
 from flows.config import PipelineConfig
 from flows.plans import StagePlan
 from flows.report import report
+from flows.workers import pool_workers, process_pool
 from storage.atomic import DiskFullError
 from storage.dataset import REJECTED, DatasetWriter, read_manifest
 from storage.parquet import parquet_files
 from storage.runs import record_stage
 from tasks.params import RunnerParams
-from tasks.shard_drivers import ShardCounts, call_shard, share_cores
+from tasks.shard_drivers import ShardCounts, call_shard
 
 MAX_ASSET_DEPS = 50  # raw input files beyond this are summarised, not listed one by one
 
@@ -48,31 +46,6 @@ def up_to_date(cfg: PipelineConfig, plan: StagePlan, force: bool) -> str | None:
     get_run_logger().info("%s: up to date (%s), nothing to do", plan.stage, existing)
     record_stage(cfg.data_root, cfg.name, plan.stage, existing)
     return str(existing)
-
-
-_POOL: tuple[int, ProcessPoolExecutor] | None = None
-
-
-def process_pool(workers: int) -> ProcessPoolExecutor:
-    """The worker processes of `runner.kind: process`: one pool for the whole command, started by the first stage
-    that needs it and kept until the command exits. Starting workers (spawned: the parent runs threads) and
-    importing the stage code in them costs seconds, which a pool per stage paid on every stage, and on each of
-    the three to four steps of a dedup stage (measured: `sample` of 7,481 documents took 9.4 s with its own pool,
-    0.4 s of it work). A pool broken by a killed worker is replaced on the next call."""
-    global _POOL
-    if _POOL is not None and (_POOL[0] != workers or getattr(_POOL[1], "_broken", False)):
-        _POOL[1].shutdown(wait=False, cancel_futures=True)
-        _POOL = None
-    if _POOL is None:
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=share_cores,  # in tasks: a worker never imports Prefect (2 s, 60 MB each)
-            initargs=(workers,),
-        )
-        atexit.register(pool.shutdown, wait=True, cancel_futures=True)
-        _POOL = (workers, pool)
-    return _POOL[1]
 
 
 def build_task_runner(runner: RunnerParams) -> TaskRunner:
@@ -155,7 +128,7 @@ def run_shards(
         # process and dask: plain calls of the shard function on long-lived workers; the stage's flow run is what
         # the Prefect UI shows, not a task run per shard (each cost a round trip to the API and state changes)
         if runner.kind == "process":
-            pool = process_pool(runner.workers or os.cpu_count() or 1)
+            pool = process_pool(pool_workers(runner))
             futures = {pool.submit(shard_task.fn, **calls[i]): i for i in todo}
             done = concurrent.futures.as_completed(futures)
         elif runner.kind == "dask":

@@ -161,6 +161,11 @@ def share_cores(workers: int) -> None:
     os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
+def warm_up() -> None:
+    """Nothing: a task per worker at a run's start (`flows.workers.start_workers`), for the pool to start its
+    workers then; each imports this module (pyarrow, numpy, the shared shard code) to run its initializer."""
+
+
 def call_shard(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:
     """A shard call on a Dask worker (its keywords are never taken for `Client.submit`'s own)."""
     return fn(**kwargs)

@@ -50,14 +50,14 @@ def test_dask_cluster_outputs_are_byte_identical_to_single_process(tmp_path, pre
 
 
 def test_process_runner_outputs_are_byte_identical_and_its_workers_outlive_a_stage(tmp_path, prefect_harness):
-    from flows import stage_runner
+    from flows import workers as worker_pool
     from flows.pipeline import pipeline_flow
 
     local = pipeline_flow(config=str(_cfg(tmp_path, "local", {"kind": "thread", "workers": 1})), stop_after="encode")
     procs = pipeline_flow(config=str(_cfg(tmp_path, "procs", {"kind": "process", "workers": 2})), stop_after="encode")
     _assert_identical(tmp_path, "local", "procs", local, procs)
     # one pool served every stage: its two workers are the processes that ran the shards, still alive
-    workers, pool = stage_runner._POOL
+    workers, pool = worker_pool._POOL
     assert workers == 2 and len(pool._processes) == 2
     # the workers ran every stage without importing Prefect (2 s and 60 MB each): they import only tasks code
     assert pool.submit(eval, "'prefect' in __import__('sys').modules").result() is False

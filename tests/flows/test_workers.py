@@ -1,0 +1,49 @@
+"""The process runner's workers started at a run's start (flows/workers.py), before any stage needs them."""
+
+from __future__ import annotations
+
+from flows import workers
+from tasks.params import RunnerParams
+
+# asked with a builtin, so that the question itself imports nothing in the worker
+IMPORTED = "sorted(m for m in ('tasks.shard_drivers', 'pyarrow', 'prefect') if m in __import__('sys').modules)"
+
+
+def test_a_process_run_starts_every_worker_with_the_shard_code_imported_before_any_stage(monkeypatch):
+    monkeypatch.setattr(workers, "_POOL", None)
+    assert workers.start_workers(RunnerParams(kind="process", workers=2), ["ingest", "clean", "encode"])
+    pool = workers.process_pool(2)
+    try:
+        # both workers were started by the warm-up alone, and each imported the shard code (not Prefect)
+        assert len(pool._processes) == 2
+        pids = {p.pid for p in pool._processes.values()}
+        answers = [pool.submit(eval, IMPORTED).result() for _ in range(6)]
+        assert answers == [["pyarrow", "tasks.shard_drivers"]] * 6
+        assert {p.pid for p in pool._processes.values()} == pids
+    finally:
+        pool.shutdown(wait=True)
+        monkeypatch.setattr(workers, "_POOL", None)
+
+
+def test_nothing_is_started_for_other_runners_or_runs_without_sharded_stages(monkeypatch):
+    monkeypatch.setattr(workers, "_POOL", None)
+    assert not workers.start_workers(RunnerParams(kind="thread"), ["ingest"])
+    assert not workers.start_workers(RunnerParams(kind="process", workers=2), ["pretrain", "sft", "lora"])
+    assert workers._POOL is None
+
+
+def test_a_dask_run_has_the_clusters_workers_import_the_shard_code_in_the_background():
+    import time
+
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        probe = "'tasks.shard_drivers' in __import__('sys').modules"
+        assert set(client.run(eval, probe).values()) == {False}
+        assert workers.start_workers(RunnerParams(kind="dask", dask_address=cluster.scheduler_address), ["clean"])
+        deadline = time.monotonic() + 60
+        while set(client.run(eval, probe).values()) != {True} and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert set(client.run(eval, probe).values()) == {True}
+

@@ -47,16 +47,18 @@ Kinds: text; "media" with a placeholder worded like WhatsApp's ("image omitted",
 "deleted" ("This message was deleted") for an unsent message; "system", without author, for Subscribe,
 Unsubscribe and Call records and for the events Messenger writes as ordinary messages in English ("… named the
 group …", "… changed the group photo.", "… set the nickname for …", "The video chat ended.", "You are now
-connected on Messenger"…; French wording too, where real exports were found quoted, and German's "… hat einen
-Anhang gesendet."; other languages' stay text), and, in any language, a record without `type` that carries a call's
-(`call_duration`, `missed`) or a membership change's (`users`) fields; "poll" ("POLL:" and
+connected on Messenger"…; French and Polish wording too, where real exports were found quoted; other languages'
+stay text, as no export quoting them was found), and, in any language, a record without `type` that carries a
+call's (`call_duration`, `missed`) or a membership change's (`users`) fields; "poll" ("POLL:" and
 the question, as the WhatsApp database reader writes a poll whose options it does not hold) for "… created a
 poll: …". A shared link is text (the link on its own line after what was written with it, as WhatsApp's export
 shows it); a share without a link (a live location, a post) is the generic media placeholder. Reactions are
-not messages, and neither are Instagram's notices of one ("Liked a message", "… reacted 👍 to your message"):
-those are skipped and counted (`messenger_reaction_notice`). "… sent an attachment." and "… sent a link." beside
-the attachment or link are left out of the text. Timestamps are UTC epochs written as local time in `tz`
-(default UTC).
+not messages, and neither are Instagram's notices of one ("Liked a message", "… reacted 👍 to your message",
+English only): those are skipped and counted (`messenger_reaction_notice`). "… sent an attachment." and "… sent a
+link." beside the attachment or link are left out of the text, and stand for it where it was not exported; so are
+French, German, Polish and Spanish notes found quoted ("… a envoyé une pièce jointe.", "… hat einen Anhang
+gesendet.", "… wysłał załącznik.", "Wysłałeś(aś) link.", "Enviaste un archivo adjunto."). Timestamps are UTC epochs
+written as local time in `tz` (default UTC).
 
 The download comes as a `.zip`, read as the folder it unzips to (`ExportArchive`: every conversation in it, a
 conversation's parts together, the same chats and ids as unzipped), member by member and never extracted, photos
@@ -168,8 +170,12 @@ _ACTOR_REACTION = re.compile(r"(?:reacted .{1,16} to your message|liked a messag
 _ATTACHMENT_NOTE = re.compile(
     r"(?:sent an? (?:attachment|link|photo|video|GIF|sticker|voice message)|"
     r"(?:a|avez) envoyé (?:une pièce jointe|un lien|un sticker)|"  # French: source (a) below
-    r"hat einen Anhang gesendet)\.?",  # German: tdauth/qronicle README.md, a 2024 export's message beside a `share`
+    r"hat einen Anhang gesendet|"  # German: tdauth/qronicle README.md, a 2024 export's message beside a `share`
+    r"wysłał(?:a|\(a\))? (?:załącznik|link)|przesyła załącznik)\.?",  # Polish: sources (c) and (d) below
     re.IGNORECASE)
+# the same note where the account holder sent it, written whole: Polish (c), Spanish (e: an Instagram export)
+_WHOLE_ATTACHMENT_NOTE = re.compile(r"(?:Wysłałeś\(aś\) (?:załącznik|link)|Enviaste un archivo adjunto|"
+                                    r"Te envió un archivo adjunto)\.?", re.IGNORECASE)
 # Events in a French account's export, after the actor's name or "Vous" ("Vous avez nommé le groupe …"). Only wording
 # quoted from real exports, by two public scripts that clean French Messenger exports, found in the code index without
 # their repository's name: (a) an HTML-export-to-CSV filter listing "non_human_generated_sequences", (b) a
@@ -186,8 +192,26 @@ _ACTOR_EVENT_FR = re.compile(
     r"répondu (?:Participe|Ne participe pas) .+)",
     re.IGNORECASE | re.DOTALL,
 )
-_WHOLE_EVENT_FR = re.compile(r"(?:La discussion vidéo est terminée|Discussion vidéo terminée|L['’]appel est terminé)\.?",
-                             re.IGNORECASE)
+_WHOLE_EVENT_FR = re.compile(
+    r"(?:La discussion vidéo est terminée|Discussion vidéo terminée|L['’]appel est terminé)\.?", re.IGNORECASE)
+# Events in a Polish account's export, after the actor's name, and whole. Only wording quoted from real exports, by
+# two public tools found in the code index without their repository's name: (c) a Messenger conversation importer's
+# list of "MessageContentFilters" with its tests (HTML-era files), (d) a cleaner of a 2024 `your_facebook_activity`
+# download's message.json. (c) and (d) quote some verbs in the masculine ("dodał"), some in the feminine
+# ("ustawiła") and some as "nadał(a)"; every verb is read in the three forms, by Polish grammar, not by a quote.
+_ACTOR_EVENT_PL = re.compile(
+    r"(?:nadał(?:a|\(a\))? nazwę grupy .+|dodał(?:a|\(a\))? .+ do grupy|"
+    r"usun(?:ął(?:\(ęła\))?|ęła) (?:użytkownika .+ z grupy|członka grupy|Ciebie z grupy)|"
+    r"utworzył(?:a|\(a\))? plan|nazwał(?:a|\(a\))? plan: .+|"
+    r"zmienił(?:a|\(a\))? (?:godzinę|lokalizację) planu na .+|ustawił(?:a|\(a\))? pseudonim\b.*|"
+    r"zmienił(?:a|\(a\))? kolor czatu\b.*)\.?",
+    re.IGNORECASE | re.DOTALL,
+)
+_WHOLE_EVENT_PL = re.compile(
+    r"(?:Opuściłeś\(aś\) grupę|Utworzyłeś przypomnienie: .+|"
+    r"(?:Twoja odpowiedź|Odpowiedź .+) na wydarzenie .+: (?:Wezmę udział|Nie mogę wziąć udziału))\.?",
+    re.IGNORECASE,
+)
 log = logging.getLogger(__name__)
 
 
@@ -852,13 +876,14 @@ def _text_record(locator: str, timestamp: datetime, author: str, text: str,
     if _REACTION_NOTICE.fullmatch(text) or rest is not None and _ACTOR_REACTION.fullmatch(rest):
         skips.skip("messenger_reaction_notice", locator, text[:60])
         return None
-    if rest is not None and _ATTACHMENT_NOTE.fullmatch(rest):  # an attachment the export left out
+    if _attachment_note(text, author):  # an attachment the export left out
         return SourceMessage(locator, timestamp, author, MEDIA, "media")
     poll = _POLL.match(rest) if rest is not None else None
     if poll is not None:
         return SourceMessage(locator, timestamp, author, f"POLL:\n{poll.group(1).strip()}", "poll")
-    if _WHOLE_EVENT.match(text) or _WHOLE_EVENT_FR.fullmatch(text) or rest is not None and "\n" not in rest and (
-            _ACTOR_EVENT.match(rest) or _ACTOR_EVENT_FR.fullmatch(rest)):
+    if _WHOLE_EVENT.match(text) or _WHOLE_EVENT_FR.fullmatch(text) or _WHOLE_EVENT_PL.fullmatch(text) or (
+            rest is not None and "\n" not in rest and (
+                _ACTOR_EVENT.match(rest) or _ACTOR_EVENT_FR.fullmatch(rest) or _ACTOR_EVENT_PL.fullmatch(rest))):
         return SourceMessage(locator, timestamp, None, text, "system")
     return SourceMessage(locator, timestamp, author, text, "text")
 
@@ -872,6 +897,9 @@ def _after_actor(text: str, author: str) -> str | None:
 
 
 def _attachment_note(text: str, author: str) -> bool:
+    """Whether `text` is Meta's note of an attachment ("Ana sent an attachment.", "Wysłałeś(aś) załącznik.")."""
+    if _WHOLE_ATTACHMENT_NOTE.fullmatch(text):
+        return True
     rest = _after_actor(text, author)
     return rest is not None and _ATTACHMENT_NOTE.fullmatch(rest) is not None
 
@@ -898,8 +926,8 @@ def _event_fields(message: dict) -> bool:
     `call_duration` or `missed` (a Call record's), `users` (who a Subscribe or Unsubscribe record added or removed).
     No message that someone wrote has them, so the record is an event in any language of the account."""
     seconds = message.get("call_duration")
-    return (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) or isinstance(message.get("missed"), bool)
-            or any(_dicts(message.get("users"))))
+    return (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            or isinstance(message.get("missed"), bool) or any(_dicts(message.get("users"))))
 
 
 def _event_text(message: dict, author: str, fix) -> str:

@@ -18,13 +18,20 @@ pending". The blocks are told by that structure, not by the class names, so that
 A message is read as the JSON record it stands for and goes through the JSON reader's rules (`tasks.messenger`):
 the same kinds, placeholders ("image omitted"…), events, reactions notices skipped, a link on its own line after
 the text; "<name> unsent a message." (Messenger's English wording of an unsent message) is "deleted". Reactions
-are not messages. The dates are the account's language: English ("Mar 14, 2024 6:02:05 pm", "Sep 22, 2017, 6:33
-AM", "01 Jan 2020, 09:59"), French, German and Spanish month names, and numeric forms ("2024-03-14 18:02",
-"14/03/2024 18:02", whose day/month order is taken from the conversation's dates where one has a day above 12);
-they are read as the wall-clock time the page shows (the file does not say its zone; `tz` is not applied), to the
-second where the page shows seconds (`exact_timestamps` False where it does not). A date that does not read (or
-a numeric one whose order nothing tells) is a skipped record (`messenger_bad_timestamp`) with the file and the
-message's position, never a guessed time.
+are not messages. The dates are in the account's language: English ("Mar 14, 2024 6:02:05 pm", "Sep 22, 2017,
+6:33 AM", "01 Jan 2020, 09:59"); the month names of French, German, Spanish, Italian, Portuguese, Dutch, Polish,
+Turkish, Indonesian, Swedish, Danish, Norwegian, Finnish, Czech, Romanian, Hungarian, Russian, Ukrainian and Arabic,
+abbreviated with or without the dot, in the genitive or partitive a date takes ("14 marca 2024 18:02", "14.
+maaliskuuta 2024 klo 18.02", "2024. márc. 14. 18:02", "14 марта 2024 г. в 18:02"); the year-first dates of
+Japanese, Chinese and Korean ("2024年3月14日 18:02", "2024년 3월 14일 오후 6:02"); and numeric forms ("2024-03-14
+18:02", "14/03/2024 18:02", whose day/month order is taken from the conversation's dates where one has a day above
+12). The time may be written "18.02", and on a 12-hour clock with its marker after it ("pm", "p. m.", Arabic "م") or
+before it ("午後", "下午", "오후"). The names and markers are the Unicode CLDR's for each language (no page of a
+non-English download was found to quote), in one table in which no name means two months; weekdays are read in
+English, French, German and the CJK languages only. Dates are read as the wall-clock time the page shows (the file
+does not say its zone; `tz` is not applied), to the second where the page shows seconds (`exact_timestamps` False
+where it does not). A date that does not read (another language's month, a numeric one whose order nothing tells)
+is a skipped record (`messenger_bad_timestamp`) with the file and the message's position, never a guessed time.
 
 Not read, as the HTML does not carry it or its wording is unknown: `thread_path` (the chat's own id is its folder,
 "inbox/<name>_<id>", what `thread_path` holds), `is_still_participant`, a one-to-one chat's participants, calls'
@@ -79,28 +86,118 @@ _FOLDER_KEYS = {"photos": "photos", "videos": "videos", "gifs": "gifs", "audio":
 _TAG_KEYS = {"img": "photos", "video": "videos", "audio": "audio_files"}
 _UNSENT = re.compile(r"(?:You |.+ )?unsent a message\.?", re.IGNORECASE)
 
-_MONTHS = {
-    **dict.fromkeys(("jan", "january", "janv", "janvier", "januar", "ene", "enero", "jän", "jänner"), 1),
-    **dict.fromkeys(("feb", "february", "févr", "fevr", "février", "fevrier", "februar", "febrero"), 2),
-    **dict.fromkeys(("mar", "march", "mars", "märz", "mär", "marzo"), 3),
-    **dict.fromkeys(("apr", "april", "avr", "avril", "abr", "abril"), 4),
-    **dict.fromkeys(("may", "mai", "mayo"), 5),
-    **dict.fromkeys(("jun", "june", "juin", "juni", "junio"), 6),
-    **dict.fromkeys(("jul", "july", "juil", "juillet", "juli", "julio"), 7),
-    **dict.fromkeys(("aug", "august", "août", "aout", "ago", "agosto"), 8),
-    **dict.fromkeys(("sep", "sept", "september", "septembre", "septiembre"), 9),
-    **dict.fromkeys(("oct", "october", "octobre", "okt", "oktober", "octubre"), 10),
-    **dict.fromkeys(("nov", "november", "novembre", "noviembre"), 11),
-    **dict.fromkeys(("dec", "december", "déc", "décembre", "decembre", "dez", "dezember", "dic", "diciembre"),
-                    12),
+# The month names a DYI page may write a date with, by the account's language: one string per month, January
+# first, its spellings separated by spaces. They are the Unicode CLDR's month names (wide and abbreviated, and the
+# forms a date takes where they differ: Polish, Czech, Russian and Ukrainian genitive "14 marca", Finnish partitive
+# "14. maaliskuuta"), lower case and without the abbreviation's dot, which is no part of a token ("févr." reads as
+# "févr"). `_month_table` merges them and refuses a spelling that two languages give different months (Croatian's
+# "listopad" is October where Polish and Czech's is November: such a language would need to be told per file).
+_MONTH_NAMES: dict[str, tuple[str, ...]] = {
+    "en": ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
+           "sep sept september", "oct october", "nov november", "dec december"),
+    "fr": ("janv janvier", "févr fevr février fevrier", "mars", "avr avril", "mai", "juin", "juil juillet",
+           "août aout", "sept septembre", "oct octobre", "nov novembre", "déc décembre decembre"),
+    "de": ("jan januar jän jänner", "feb februar", "mär märz", "apr april", "mai", "jun juni", "jul juli",
+           "aug august", "sep sept september", "okt oktober", "nov november", "dez dezember"),
+    "es": ("ene enero", "feb febrero", "mar marzo", "abr abril", "may mayo", "jun junio", "jul julio", "ago agosto",
+           "sep sept septiembre", "oct octubre", "nov noviembre", "dic diciembre"),
+    "it": ("gen gennaio", "feb febbraio", "mar marzo", "apr aprile", "mag maggio", "giu giugno", "lug luglio",
+           "ago agosto", "set settembre", "ott ottobre", "nov novembre", "dic dicembre"),
+    "pt": ("jan janeiro", "fev fevereiro", "mar março", "abr abril", "mai maio", "jun junho", "jul julho",
+           "ago agosto", "set setembro", "out outubro", "nov novembro", "dez dezembro"),
+    "nl": ("jan januari", "feb februari", "mrt maart", "apr april", "mei", "jun juni", "jul juli", "aug augustus",
+           "sep sept september", "okt oktober", "nov november", "dec december"),
+    "pl": ("sty stycznia styczeń", "lut lutego luty", "mar marca marzec", "kwi kwietnia kwiecień", "maj maja",
+           "cze czerwca czerwiec", "lip lipca lipiec", "sie sierpnia sierpień", "wrz września wrzesień",
+           "paź października październik", "lis listopada listopad", "gru grudnia grudzień"),
+    "tr": ("oca ocak", "şub şubat", "mar mart", "nis nisan", "may mayıs", "haz haziran", "tem temmuz",
+           "ağu ağustos", "eyl eylül", "eki ekim", "kas kasım", "ara aralık"),
+    "id": ("jan januari", "feb februari", "mar maret", "apr april", "mei", "jun juni", "jul juli",
+           "agu agt agustus", "sep september", "okt oktober", "nov november", "des desember"),
+    "sv": ("jan januari", "feb februari", "mar mars", "apr april", "maj", "jun juni", "jul juli", "aug augusti",
+           "sep sept september", "okt oktober", "nov november", "dec december"),
+    "da": ("jan januar", "feb februar", "mar marts", "apr april", "maj", "jun juni", "jul juli", "aug august",
+           "sep september", "okt oktober", "nov november", "dec december"),
+    "nb": ("jan januar", "feb februar", "mar mars", "apr april", "mai", "jun juni", "jul juli", "aug august",
+           "sep september", "okt oktober", "nov november", "des desember"),
+    "fi": ("tammik tammikuuta tammikuu", "helmik helmikuuta helmikuu", "maalisk maaliskuuta maaliskuu",
+           "huhtik huhtikuuta huhtikuu", "toukok toukokuuta toukokuu", "kesäk kesäkuuta kesäkuu",
+           "heinäk heinäkuuta heinäkuu", "elok elokuuta elokuu", "syysk syyskuuta syyskuu",
+           "lokak lokakuuta lokakuu", "marrask marraskuuta marraskuu", "jouluk joulukuuta joulukuu"),
+    "cs": ("led ledna leden", "úno února únor", "bře března březen", "dub dubna duben", "kvě května květen",
+           "čvn června červen", "čvc července červenec", "srp srpna srpen", "zář září", "říj října říjen",
+           "lis listopadu listopad", "pro prosince prosinec"),
+    "ro": ("ian ianuarie", "feb februarie", "mar martie", "apr aprilie", "mai", "iun iunie", "iul iulie",
+           "aug august", "sept septembrie", "oct octombrie", "nov noiembrie", "dec decembrie"),
+    "hu": ("jan január", "febr február", "márc március", "ápr április", "máj május", "jún június", "júl július",
+           "aug augusztus", "szept szeptember", "okt október", "nov november", "dec december"),
+    "ru": ("янв января январь", "фев февр февраля февраль", "мар марта март", "апр апреля апрель", "мая май",
+           "июн июня июнь", "июл июля июль", "авг августа август", "сен сент сентября сентябрь",
+           "окт октября октябрь", "ноя нояб ноября ноябрь", "дек декабря декабрь"),
+    "uk": ("січ січня січень", "лют лютого лютий", "бер березня березень", "квіт квітня квітень",
+           "трав травня травень", "черв червня червень", "лип липня липень", "серп серпня серпень",
+           "вер вересня вересень", "жовт жовтня жовтень", "лист листопада листопад", "груд грудня грудень"),
+    "ar": ("يناير", "فبراير", "مارس", "أبريل إبريل", "مايو", "يونيو", "يوليو", "أغسطس", "سبتمبر", "أكتوبر",
+           "نوفمبر", "ديسمبر"),
 }
-# words a date may hold besides its month: weekdays, "at" ("à", "um", "de"…)
-_WORDS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "wed", "thu",
-          "fri", "sat", "sun", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "montag",
-          "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "at", "à", "um", "de", "del", "le",
-          "a", "las", "la"}
-_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:([ap])\.?\s?m\.?)?\s*$", re.IGNORECASE)
-_TOKEN = re.compile(r"\d+|[^\W\d_]+")
+# Words a date may hold besides its numbers, month and clock, by language: weekdays (English, French, German),
+# "at" and its like ("à", "um", "alle", "às", "om", "kl.", "klo", "pukul", "v", "в", "о"), the year's "r." "г." "р.",
+# and the characters of a year-first CJK date ("2024年3月14日(木)", "2024년 3월 14일"), read as year, month, day.
+_DATE_WORDS: dict[str, str] = {
+    "en": "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun at",
+    "fr": "lundi mardi mercredi jeudi vendredi samedi dimanche à le",
+    "de": "montag dienstag mittwoch donnerstag freitag samstag sonntag um",
+    "es": "de del a las la",
+    "it": "alle ore",
+    "pt": "de às",
+    "nl": "om",
+    "pl": "o r",
+    "tr": "saat",
+    "id": "pukul pkl",
+    "sv": "kl klockan",
+    "da": "kl klokken den",
+    "nb": "kl klokken",
+    "fi": "klo",
+    "cs": "v ve",
+    "ro": "la ora",
+    "ru": "г года в",
+    "uk": "р року о об",
+    "ja zh": "年 月 日 曜 火 水 木 金 土 星 期 周 一 二 三 四 五 六 天",
+    "ko": "년 월 일 화 수 목 금 토 월요일 화요일 수요일 목요일 금요일 토요일 일요일",
+}
+# The 12-hour clock's markers, written after the time ("6:02 pm", "6:02 p. m.", Arabic "٦:٠٢ م") or as the word
+# right before it ("午後6:02", "下午6:02", "오후 6:02"); compared without dots, spaces and direction marks.
+_HALF_DAY = {"a": "am 午前 上午 오전 ص", "p": "pm 午後 下午 오후 م"}
+
+
+def _month_table(names: dict[str, tuple[str, ...]], words: set[str]) -> dict[str, int]:
+    """Every spelling of `names` to its month; ValueError where two languages give a spelling different months, or
+    where a spelling is also one of the date's other `words` (then a date could read two ways)."""
+    months: dict[str, int] = {}
+    for language, spellings in names.items():
+        if len(spellings) != 12:
+            raise ValueError(f"{language}: {len(spellings)} months, not 12")
+        for month, spelled in enumerate(spellings, 1):
+            for name in spelled.split():
+                if months.setdefault(name, month) != month:
+                    raise ValueError(f"month name {name!r} ({language}) is month {month} and month {months[name]}")
+                if name in words:
+                    raise ValueError(f"month name {name!r} ({language}) is also a date word")
+    return months
+
+
+_WORDS = {word for words in _DATE_WORDS.values() for word in words.split()}
+_MONTHS = _month_table(_MONTH_NAMES, _WORDS)
+_HALVES = {marker: half for half, markers in _HALF_DAY.items() for marker in markers.split()}
+# the time at the end of a date: hour, minute, seconds (":" or "." between them: "18.02" in Danish, Finnish,
+# Indonesian) and what follows it, a 12-hour marker or nothing
+_CLOCK = re.compile(r"(?<!\d)(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:\s*([^\d\s:.][^\d]*?))?\s*$")
+_MARKER_NOISE = str.maketrans("", "", ". \u00a0\u202f\u200e\u200f\u061c")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+# a date's numbers and words; a Han character is a word of its own ("14日下午" is 14, 日, 下午), but for a marker
+_TOKEN = re.compile("|".join([r"\d+", *(m for m in _HALVES if re.fullmatch(f"[{_HAN}]+", m)), f"[{_HAN}]",
+                              rf"[^\W\d_{_HAN}]+"]))
+_ASCII_TOKEN = re.compile(r"\d+|[^\W\d_]+")  # _TOKEN on ASCII text, where no Han alternative can match
 
 
 def looks_like_messenger_html(path, head_bytes: int = 65536) -> bool:
@@ -132,20 +229,30 @@ def messenger_html_head(data: bytes, path: Path) -> bool:
 
 
 def _clock_and_fields(raw: str) -> tuple[tuple[int, int, int, str | None], list[str]] | None:
-    """The clock (hour, minute, second, "a"/"p"/None) at the end of a date and the date's tokens before it."""
+    """The clock (hour, minute, second, "a"/"p"/None) at the end of a date and the date's tokens before it (a 12-hour
+    marker written before the time left out); None where there is no clock or what follows it is no marker."""
     text = raw.strip()
     clock = _CLOCK.search(text)
     if clock is None:
         return None
-    hour, minute, second, half = clock.groups()
-    return (int(hour), int(minute), int(second or 0), half and half.lower()), _TOKEN.findall(
-        text[:clock.start()].lower())
+    hour, minute, second, after = clock.groups()
+    half = None
+    if after is not None:
+        half = _HALVES.get(after.lower()) or _HALVES.get(after.translate(_MARKER_NOISE).lower())
+        if half is None:
+            return None
+    tokens = (_ASCII_TOKEN if text.isascii() else _TOKEN).findall(text[:clock.start()].lower())
+    if tokens and tokens[-1] in _HALVES:
+        if half is not None:
+            return None
+        half = _HALVES[tokens.pop()]
+    return (int(hour), int(minute), int(second or 0), half), tokens
 
 
 def read_html_date(raw: str, day_first: bool | None = None) -> datetime | None:
-    """The time a DYI page writes as `raw` ("Mar 14, 2024 6:02:05 pm", "14 mars 2024 18:02", "2024-03-14 18:02"),
-    None when it does not read. A numeric day/month date ("03/04/2024") reads only with `day_first` told, or where
-    one of its numbers is above 12."""
+    """The time a DYI page writes as `raw` ("Mar 14, 2024 6:02:05 pm", "14 marca 2024 18:02", "2024年3月14日 18:02",
+    "2024-03-14 18:02"), None when it does not read. A numeric day/month date ("03/04/2024") reads only with
+    `day_first` told, or where one of its numbers is above 12."""
     found = _clock_and_fields(raw)
     if found is None:
         return None

@@ -565,6 +565,58 @@ def test_a_german_attachment_note_beside_a_link_is_no_caption(tmp_path):
     assert rows(chat) == [("Hanna", "text", link), ("Jonas", "media", "<Media omitted>")]
 
 
+def test_polish_group_events_and_attachment_notes_are_no_ones_words(tmp_path):
+    link = "https://example.pl/ognisko"
+    people = ("Łukasz", "Zofia", "Bartek")
+    messages = [
+        msg("Łukasz", 0, "Łukasz nadał(a) nazwę grupy Wyjazd do Zakopanego."),
+        msg("Łukasz", 1, "Łukasz dodał Bartek Nowak do grupy."),
+        msg("Zofia", 2, "Zofia ustawiła pseudonim Bartek na Bartuś."),
+        msg("Zofia", 3, "Zofia zmieniła kolor czatu."),
+        msg("Łukasz", 4, "Łukasz usunął użytkownika Bartek Nowak z grupy."),
+        msg("Zofia", 5, "Zofia utworzyła plan."),  # the feminine of "utworzył plan.", by grammar
+        msg("Zofia", 6, "Zofia nazwała plan: Ognisko."),
+        msg("Zofia", 7, "Twoja odpowiedź na wydarzenie Ognisko: Wezmę udział"),
+        msg("Łukasz", 8, "Opuściłeś(aś) grupę."),
+        msg("Zofia", 9, "Zofia wysłała załącznik.", photos=[{"uri": "p.jpg"}]),
+        msg("Łukasz", 10, "Wysłałeś(aś) załącznik."),  # the account holder's, the attachment not exported
+        msg("Zofia", 11, "Zofia wysłał(a) link.", share={"link": link}),
+        msg("Zofia", 12, "Zofia dodała zdjęcia do grupy na Facebooku, zobaczcie"),  # no event: her words
+        msg("Bartek", 13, "ona nadała nazwę grupy dla żartu"),  # not after the sender's name: his words
+        msg("Bartek", 14, "Odpowiedź Zofii na wydarzenie była szybka"),  # no answer Meta writes: his words
+    ]
+    [chat] = read_messenger_export(write(tmp_path / "zakopane_4", thread(messages, "Wyjazd do Zakopanego", people)))
+    assert rows(chat) == [
+        (None, "system", "Łukasz nadał(a) nazwę grupy Wyjazd do Zakopanego."),
+        (None, "system", "Łukasz dodał Bartek Nowak do grupy."),
+        (None, "system", "Zofia ustawiła pseudonim Bartek na Bartuś."),
+        (None, "system", "Zofia zmieniła kolor czatu."),
+        (None, "system", "Łukasz usunął użytkownika Bartek Nowak z grupy."),
+        (None, "system", "Zofia utworzyła plan."),
+        (None, "system", "Zofia nazwała plan: Ognisko."),
+        (None, "system", "Twoja odpowiedź na wydarzenie Ognisko: Wezmę udział"),
+        (None, "system", "Opuściłeś(aś) grupę."),
+        ("Zofia", "media", "image omitted"),
+        ("Łukasz", "media", "<Media omitted>"),
+        ("Zofia", "text", link),
+        ("Zofia", "text", "Zofia dodała zdjęcia do grupy na Facebooku, zobaczcie"),
+        ("Bartek", "text", "ona nadała nazwę grupy dla żartu"),
+        ("Bartek", "text", "Odpowiedź Zofii na wydarzenie była szybka"),
+    ]
+
+
+@pytest.mark.parametrize("note, sender", [
+    ("Enviaste un archivo adjunto.", "Lucía"),  # Spanish (Instagram): the account holder's
+    ("Te envió un archivo adjunto.", "Mateo"),
+    ("Wysłałeś(aś) link.", "Lucía"),  # Polish
+    ("Mateo przesyła załącznik.", "Mateo"),
+])
+def test_an_attachment_note_in_another_language_is_no_caption(tmp_path, note, sender):
+    messages = [msg(sender, 0, note, photos=[{"uri": "p.jpg"}]), msg(sender, 1, note)]
+    [chat] = read_messenger_export(write(tmp_path / "lucia_8", thread(messages, "Lucía", ("Lucía", "Mateo"))))
+    assert rows(chat) == [(sender, "media", "image omitted"), (sender, "media", "<Media omitted>")]
+
+
 # ---------------------------------------------------------------------------------------- a download in several zips
 
 # Meta cuts a large download into several zips that unzip to the same layout, each with some of the files: one

@@ -13,7 +13,7 @@ import pytest
 
 from tasks.ingest import InputFile, check_readable, detect_kind, ingest_file, resolve_inputs, unreadable_files
 from tasks.messenger import is_continuation_part, looks_like_messenger_archive, read_messenger_export
-from tasks.messenger_html import looks_like_messenger_html, read_html_date
+from tasks.messenger_html import _MONTH_NAMES, _month_table, looks_like_messenger_html, read_html_date
 from tasks.params import IngestParams, InputSpec
 from tasks.records import InputFileError, SkipCounter
 from tests.tasks.test_messenger import msg, thread, write
@@ -59,8 +59,9 @@ def page(era: str, title: str, blocks: list[str], participants: str | None = Non
                 '<div class="_li"><div class="_a705"><div class="_a70a"><a href="../../index.html">Back</a>'
                 f'<div class="_a70d"><div class="_a70e">{t}</div></div></div><div class="_a706" role="main">'
                 f'{people}{"".join(blocks)}</div></div></div></body></html>')
-    return (f'<html><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" /><base href="../../../" />'
-            f'<title>{t}</title>{STYLE}</head><body class="_5vb_ _2yq _a7o5"><div class="_li"><div class="_a705">'
+    return ('<html><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />'
+            f'<base href="../../../" /><title>{t}</title>{STYLE}</head><body class="_5vb_ _2yq _a7o5">'
+            '<div class="_li"><div class="_a705">'
             f'<header class="_as-_ _a70a"><div class="_a70d"><h1>{t}</h1></div></header>'
             f'<main class="_a706" role="main">{people}{"".join(blocks)}</main></div></div></body></html>')
 
@@ -193,6 +194,115 @@ def test_a_date_that_does_not_read_is_none_never_a_guess(raw):
     assert read_html_date(raw) is None
 
 
+# A date as a page in each language writes it: the CLDR's medium and long forms for the language (month names
+# abbreviated with and without the dot, genitive and partitive forms, "r." "г." "р." after the year, 12-hour markers).
+T = datetime(2024, 3, 14, 18, 2)
+
+
+@pytest.mark.parametrize("language, raw, expected", [
+    ("it", "14 mar 2024, 18:02", T),
+    ("it", "14 marzo 2024 alle ore 18:02", T),
+    ("it", "3 set 2023, 09:15:30", datetime(2023, 9, 3, 9, 15, 30)),
+    ("pt-PT", "14/03/2024, 18:02", T),
+    ("pt-PT", "14 de mar. de 2024, 18:02", T),
+    ("pt-BR", "14 de março de 2024 às 18:02", T),
+    ("pt-BR", "2 de out de 2023 07:45", datetime(2023, 10, 2, 7, 45)),
+    ("nl", "14 mrt 2024 18:02", T),
+    ("nl", "14 maart 2024 om 18:02", T),
+    ("nl", "1 mei 2022 00:00", datetime(2022, 5, 1)),
+    ("pl", "14 marca 2024 18:02", T),
+    ("pl", "14 mar 2024, 18:02", T),
+    ("pl", "1 października 2023 r. o 18:02", datetime(2023, 10, 1, 18, 2)),
+    ("pl", "30 lis 2021, 23:59", datetime(2021, 11, 30, 23, 59)),
+    ("tr", "14 Mart 2024 18:02", T),
+    ("tr", "14 Ağu 2024 18:02", datetime(2024, 8, 14, 18, 2)),
+    ("tr", "5 Aralık 2020 saat 08:10", datetime(2020, 12, 5, 8, 10)),
+    ("id", "14 Mar 2024 18.02", T),
+    ("id", "17 Agustus 2023 pukul 18.02", datetime(2023, 8, 17, 18, 2)),
+    ("id", "24 Des 2023 09.30", datetime(2023, 12, 24, 9, 30)),
+    ("sv", "14 mars 2024 18:02", T),
+    ("sv", "14 okt. 2024 kl. 18:02", datetime(2024, 10, 14, 18, 2)),
+    ("da", "14. mar. 2024 18.02", T),
+    ("da", "den 14. marts 2024 kl. 18.02", T),
+    ("nb", "14. mar. 2024, 18:02", T),
+    ("nb", "24. des. 2023 kl. 18:02", datetime(2023, 12, 24, 18, 2)),
+    ("fi", "14. maaliskuuta 2024 klo 18.02", T),
+    ("fi", "14.3.2024 klo 18.02", T),
+    ("fi", "1. jouluk. 2023 klo 7.05", datetime(2023, 12, 1, 7, 5)),
+    ("cs", "14. března 2024 v 18:02", T),
+    ("cs", "14. bře 2024 18:02:09", T.replace(second=9)),
+    ("cs", "2. července 2023 18:02", datetime(2023, 7, 2, 18, 2)),
+    ("ro", "14 mar. 2024, 18:02", T),
+    ("ro", "14 martie 2024 la 18:02", T),
+    ("hu", "2024. márc. 14. 18:02", T),
+    ("hu", "2024. március 14. 18:02:07", T.replace(second=7)),
+    ("hu", "2023. szept. 1. 6:00", datetime(2023, 9, 1, 6)),
+    ("ru", "14 марта 2024 г. в 18:02", T),
+    ("ru", "14 мар. 2024 г., 18:02", T),
+    ("ru", "1 нояб. 2023 г., 18:02", datetime(2023, 11, 1, 18, 2)),
+    ("uk", "14 березня 2024 р. о 18:02", T),
+    ("uk", "14 бер. 2024 р., 18:02", T),
+    ("uk", "3 листопада 2023 р. об 11:02", datetime(2023, 11, 3, 11, 2)),
+    ("es", "14 de marzo de 2024, 6:02 p. m.", T),
+    ("es", "14 mar 2024 6:02 a.m.", datetime(2024, 3, 14, 6, 2)),
+    ("ja", "2024年3月14日 18:02", T),
+    ("ja", "2024年3月14日(木) 午後6:02", T),
+    ("zh", "2024年3月14日 下午6:02:05", T.replace(second=5)),
+    ("zh", "2024年3月14日星期四 上午12:30", datetime(2024, 3, 14, 0, 30)),
+    ("ko", "2024년 3월 14일 오후 6:02", T),
+    ("ko", "2024. 3. 14. 오전 6:02", datetime(2024, 3, 14, 6, 2)),
+    ("ar", "14 مارس 2024 6:02 م", T),
+    ("ar", "١٤ مارس ٢٠٢٤، ٦:٠٢ ص", datetime(2024, 3, 14, 6, 2)),
+])
+def test_dates_in_the_languages_meta_writes_read(language, raw, expected):
+    assert read_html_date(raw) == expected, language
+
+
+@pytest.mark.parametrize("raw", [
+    "14 marca 2024 18:02 Uhr",  # a word after the time that is no 12-hour marker
+    "2024年3月14日 午後13:02",  # a 12-hour marker on a 24-hour time
+    "2024년 3월 14일 오후 6:02 pm",  # two markers
+    "14 marca lutego 2024 18:02",  # two months
+    "14.03.2024",  # no time
+    "14 listopada 24 18:02",  # no four-digit year
+    "2024年3月 18:02",  # no day
+    "14 brumaire 2024 18.02",
+])
+def test_a_date_in_another_language_that_does_not_read_is_none(raw):
+    assert read_html_date(raw) is None
+
+
+def test_every_month_name_reads_its_month_and_no_name_means_two_months():
+    for language, months in _MONTH_NAMES.items():
+        for month, spellings in enumerate(months, 1):
+            for name in spellings.split():
+                assert read_html_date(f"14 {name} 2024 18:02") == T.replace(month=month), (language, name)
+                assert read_html_date(f"14 {name}. 2024 18:02") == T.replace(month=month), (language, name)
+    # Croatian's "lip" is June and "listopad" October, where Polish's are July and November: refused together
+    croatian = ("sij siječnja", "velj veljače", "ožu ožujka", "tra travnja", "svi svibnja", "lip lipnja", "srp srpnja",
+                "kol kolovoza", "ruj rujna", "lis listopada", "stu studenoga", "pro prosinca")
+    with pytest.raises(ValueError, match="'lip'"):
+        _month_table({**_MONTH_NAMES, "hr": croatian}, set())
+    with pytest.raises(ValueError, match="also a date word"):
+        _month_table(_MONTH_NAMES, {"mar"})
+
+
+@pytest.mark.parametrize("dates", [
+    ["14 marca 2024 18:02", "14 marca 2024 18:03", "1 kwietnia 2024 09:00"],
+    ["14. maaliskuuta 2024 klo 18.02", "14. maaliskuuta 2024 klo 18.03", "1. huhtikuuta 2024 klo 9.00"],
+    ["2024年3月14日 午後6:02", "2024年3月14日 午後6:03", "2024年4月1日 午前9:00"],
+    ["2024년 3월 14일 오후 6:02", "2024년 3월 14일 오후 6:03", "2024년 4월 1일 오전 9:00"],
+])
+def test_a_page_dated_in_another_language_reads_in_order(tmp_path, dates):
+    blocks = [block("2024", "Ana" if i % 2 else "Bo", d, text=f"m{i}") for i, d in enumerate(dates)]
+    skips = SkipCounter()
+    [chat] = read_messenger_export(write_html(tmp_path / "messages" / "inbox" / "ana_1", page("2024", "Ana",
+                                                                                             blocks[::-1])), skips)
+    assert [(m.timestamp, m.text) for m in chat.messages] == [
+        (T, "m0"), (T.replace(minute=3), "m1"), (datetime(2024, 4, 1, 9), "m2")]
+    assert dict(skips.counts) == {} and chat.stats["exact_timestamps"] is False
+
+
 def test_numeric_dates_take_their_day_month_order_from_the_file_and_an_unread_date_is_a_counted_skip(tmp_path):
     folder = tmp_path / "messages" / "inbox" / "kim_5"
     blocks = [block("2024", "Kim", "14/03/2024 18:03", text="later"), block("2024", "Sam", "03/04/2024 18:02",
@@ -291,3 +401,19 @@ def test_a_page_nested_deep_or_long_reads_without_recursion(tmp_path):
         0), text=deep), *many]))
     [chat] = read_messenger_export(path)
     assert len(chat.messages) == 3001 and "deep" in {m.text for m in chat.messages}
+
+
+def test_a_polish_page_reads_its_dates_and_meta_s_polish_notes(tmp_path):
+    blocks = [
+        block("2024", "Zofia", "14 marca 2024 18:02", text="Zofia nadała nazwę grupy Ognisko."),
+        block("2024", "Zofia", "14 mar 2024, 18:03", text="Zofia wysłała załącznik.",
+              media=f'<div><a href="{PHOTO}"><img src="{PHOTO}" /></a></div>'),
+        block("2024", "Łukasz", "1 kwietnia 2024 09:00", text="Super, do zobaczenia!"),
+    ]
+    [chat] = read_messenger_export(write_html(tmp_path / "messages" / "inbox" / "ognisko_2",
+                                              page("2024", "Ognisko", blocks[::-1])))
+    assert [(m.timestamp, m.author, m.kind, m.text) for m in chat.messages] == [
+        (T, None, "system", "Zofia nadała nazwę grupy Ognisko."),
+        (T.replace(minute=3), "Zofia", "media", "image omitted"),
+        (datetime(2024, 4, 1, 9), "Łukasz", "text", "Super, do zobaczenia!"),
+    ]

@@ -30,18 +30,25 @@ whose block does not match its `WARC-Block-Digest` is counted (`warc_digest_mism
 no digest it can check, what was read is kept as read. A gzip member that holds one record (gzip per record) and
 inflates to its end, but whose checksum (CRC32 or length) fails, keeps its page as read, marked
 `gzip_checksum_failed: true` in its meta (a byte of it may be wrong; dropped if its block digest says so); the member
-is counted once (`warc_read_error`, where zlib finds it broken). An ARC record whose Archive-length is off is read to
-where the next record starts (the page whole) and counted as `arc_read_error`; so is a WARC record whose
-Content-Length runs past it, over the records after it (or past the end of the file, over the last ones), in a plain
-file, gzip per record or gzipped whole alike: it ends where the next record starts (a version line after the two
-newlines that end a record, or one that starts a whole record: never one a page quotes inside a line), the records
-after it are read as if its length were right, and it is counted once, as `warc_read_error`; its page is whole, or
-marked `truncated: true` when it runs straight into the next record inside a line (a writer that died in it). A
-record cut short (by the end of the file, inside a gzip member or not) keeps the text it holds, with `truncated:
-true` in its meta, counted as `truncated_record_kept`; when nothing usable is left it is counted as `truncated_gzip`
-(the file ends inside its gzip member; also when it ends inside its gzip stream between two records) or
-`truncated_record`. A file that is not a WARC or ARC file at all raises `InputFileError` naming it, as does one
-whose gzip stream breaks before its first whole record (naming the offset).
+is counted once (`warc_read_error`, where zlib finds it broken); it is inflated again in chunks, holding the page
+only, up to `MAX_REREAD_PAYLOAD` (32 MiB: past it the record is counted as `payload_too_large`). An ARC record whose
+Archive-length is off is read to where the next record starts (the page whole) and counted as `arc_read_error`; so
+is a WARC record whose Content-Length runs past it, over the records after it (or past the end of the file, over the
+last ones), in a plain file, gzip per record or gzipped whole alike, whether its WARC headers end their lines in
+CRLF or in a bare LF: it ends where the next record starts (a version line followed by WARC header fields, WARC-Type
+or WARC-Record-ID among them, after the two newlines that end a record, or starting a whole record: never one a page
+quotes, inside a line or after a blank one), the records after it are read as if its length were right, and it is
+counted once, as `warc_read_error`; its page is whole, or marked `truncated: true` when it runs straight into the
+next record inside a line (a writer that died in it). WARC headers in bare LF are read in FastWARC's quirks mode,
+which reads on past any framing error without a word: there, a record that does not start where the one before ends
+is the framing error it is, counted and read on from as in CRLF; records in bare LF after records in CRLF (two
+writers) are read too. A record cut short (by the end of the file, inside a gzip member or not) keeps the text it
+holds, with `truncated: true` in its meta, counted as `truncated_record_kept`; when nothing usable is left it is
+counted as `truncated_gzip` (the file ends inside its gzip member; also when it ends inside its gzip stream between
+two records) or `truncated_record` (also when the file ends inside its WARC headers). A record of a type the WARC
+standard does not have (a misspelt or garbled WARC-Type) is counted (`unknown_record_type`). A file that is not a
+WARC or ARC file at all raises `InputFileError` naming it, as does one whose gzip stream breaks before its first
+whole record (naming the offset).
 """
 
 from __future__ import annotations
@@ -101,6 +108,7 @@ class _Located:
     cut_short: bool = False  # the file ends inside this record's gzip member
     stream: _InflatedGzip | None = None  # the gzip stream it is read from, when we inflate it (a file gzipped whole)
     records: _Records | None = None  # the records it is read among, which say where it ends (`_read_payload`)
+    block_end: int | None = None  # in a gzip stream we inflate: where its block ends by its length (`_Framed`)
 
 
 def detect_commoncrawl_kind(path: str | Path) -> CommonCrawlKind | None:
@@ -169,6 +177,8 @@ def iter_wet_documents(path: str | Path, skips: SkipCounter) -> Iterator[Documen
     seen: Counter = Counter()
     for loc in _iter_records(path, skips):
         seen[str(loc.record.record_type)] += 1
+        if loc.record.record_type == WarcRecordType.unknown:
+            _skip_unknown_type(loc, skips)
         if loc.record.record_type != WarcRecordType.conversion:
             continue
         doc = _wet_document(loc, skips)
@@ -199,6 +209,9 @@ def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Docume
         if record_type == WarcRecordType.revisit:
             skips.skip("revisit", loc.where, "a revisit record carries no page body")
             continue
+        if record_type == WarcRecordType.unknown:
+            _skip_unknown_type(loc, skips)
+            continue
         if record_type == WarcRecordType.continuation:
             origin = loc.record.headers.get("WARC-Segment-Origin-ID")
             skips.skip("continuation", loc.where, f"a later segment of {origin}, not joined to its first segment")
@@ -216,6 +229,13 @@ def iter_warc_documents(path: str | Path, skips: SkipCounter) -> Iterator[Docume
     if pending is not None:
         yield pending[0]
     _check_kind(path, seen, "warc", skips)
+
+
+def _skip_unknown_type(loc: _Located, skips: SkipCounter) -> None:
+    """A record whose WARC-Type is none of the WARC standard's (misspelt, or its header garbled) may be a page: it is
+    counted, not passed over as the records that are no pages are (`warcinfo`, `request`, `metadata`…)."""
+    declared = loc.record.headers.get("WARC-Type")
+    skips.skip("unknown_record_type", loc.where, f"WARC-Type {declared[:80]!r}" if declared else "no WARC-Type")
 
 
 _CLD2_LINE = re.compile(rb"^languages-cld2:[ \t]*(\{.*\})[ \t]*\r?$", re.MULTILINE)
@@ -301,10 +321,21 @@ def _inflate_until_broken(inflater: zlib._Decompress, data: bytes) -> tuple[byte
     return b"".join(out), len(data)
 
 
+def _record_head(fh: BinaryIO, at: int, gzipped: bool) -> bytes:
+    """The first bytes of the record at `at`: in a gzip file, of what the gzip member there inflates to."""
+    fh.seek(at)
+    if not gzipped:
+        return fh.read(16)
+    try:
+        return zlib.decompressobj(31).decompress(fh.read(1 << 12), 16)
+    except zlib.error:
+        return b""
+
+
 def _bare_lf(head: bytes) -> bool:
-    """Whether the first record's version line ends in a bare LF (some ClueWeb and home-made WARCs): FastWARC
-    reads such WARC headers only in its quirks mode, which is otherwise left off, since it reads through framing
-    errors (a record cut short) that strict mode reports."""
+    """Whether the record's version line at the start of `head` ends in a bare LF (some ClueWeb and home-made WARCs):
+    FastWARC reads such WARC headers only in its quirks mode, which is otherwise left off, since it reads through
+    framing errors (a record cut short) that strict mode reports (`_Records` checks the framing there itself)."""
     m = re.match(_VERSION_LINE, head)
     return m is not None and not m.group().endswith(b"\r\n")
 
@@ -318,15 +349,17 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     line (uncompressed files, and gzip streams we inflate). That line is searched for from the end of the record read
     before, where its Content-Length says, when the record ends there (the two newlines that end a record follow its
     block): what its block holds is never taken for a record; when it does not end there, its Content-Length is off
-    and the search starts inside it (`_record_start_after`: a version line a page quotes inside a line is passed over).
+    and the search starts inside it (`_record_start_after`: a version line a page quotes is passed over). Each round
+    reads in FastWARC's quirks mode when the record it starts at has its version line in bare LF (`_Records`).
     A record whose Content-Length runs over the records after it ends where the next one starts, for its reader too
     (`_Records.next_record_inside`), and is counted once (`warc_read_error`); when it runs past the end of the file,
     reading resumes inside it as well, in a gzip stream we inflate too.
     A gzip member FastWARC cannot inflate is counted once, where zlib finds it broken: by the round that inflates it
     (`_InflatedGzip`) when FastWARC broke on it after the record before, which leaves its count to that round.
     Failing on the very first record means the file is not WARC.
-    A gzip stream that holds many records (a file gzipped whole), or whose first record is too big to tell, is
-    inflated by `_InflatedGzip`, which stops where the stream breaks: the records before the damage are read whole,
+    A gzip stream that holds many records (a file gzipped whole), or whose first record is too big to tell, or whose
+    WARC headers end in bare LF (FastWARC's quirks mode reads gzip per record on past a framing error without a word),
+    is inflated by `_InflatedGzip`, which stops where the stream breaks: the records before the damage are read whole,
     the one it falls in is lost, and the damage is counted (`warc_read_error`) with its offset in the file. Its
     records' blocks are checked against their `WARC-Block-Digest` (`_read_payload`), since zlib finds some damage only
     at the stream's end.
@@ -341,14 +374,16 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
         if _is_arc(head):
             yield from _iter_arc_records(fh, path, skips, gzipped)
             return
-        quirks = _bare_lf(head)
         truncated_at = _truncated_last_member(fh) if gzipped else None
         start, count, unreadable = 0, 0, ""  # why the first record could not be read, if it could not
         member_read = False  # the round before read a gzip member to its end: what breaks at `start` is new
         left_over: tuple[str, str] | None = None  # a break the round before counts, unless the member here is broken
         while start is not None:
             first_round, fresh, member_read = start == 0, member_read, False
+            quirks = _bare_lf(head if first_round else _record_head(fh, start, gzipped))
             span = _gzip_to_inflate(fh, start) if gzipped else None
+            if gzipped and span is None and quirks:  # FastWARC's quirks mode reads past framing errors without a
+                span = "stream"  # word, in gzip per record too: inflated by us, the records' framing is checked
             # FastWARC broke on this member's damage: it is counted once, where this round finds the member broken
             damage_counted_here = left_over is not None and span == "broken"
             if left_over is not None and not damage_counted_here:
@@ -359,12 +394,16 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
             records = _Records(fh, stream, path, gzipped, quirks)
             last_offset, last_where, read_any, cut_short = start, f"{path}:{start}", False, ""
             broken, lost, ends_inside = "", "", False
+            bare_lf_at: int | None = None  # gzip per record: a member in bare LF follows, read on in quirks mode
             last = _Framed(start, 0, None)  # the last record read
             bad: _BadStretch | None = None  # what follows it breaks the framing: counted once reading resumes
             while True:
                 try:
                     record = next(records)
                 except StopIteration:
+                    break
+                except _BareLfRecord as e:
+                    bare_lf_at = e.at
                     break
                 except (OSError, ValueError) as e:
                     if count == 0 and (stream is None or not stream.stopped):
@@ -398,6 +437,11 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                         break
                 if cut:
                     truncated_at = None
+                elif record.headers.get("Content-Length") is None and records.ends_in_headers(record):
+                    # FastWARC gives it as it stands: a reader would count it for what it lacks, or not at all
+                    count += 1
+                    skips.skip("truncated_record", where, _ENDS_IN_HEADERS)
+                    break
                 count += 1
                 read_any, last_offset, last_where, counted = True, offset, where, skips.total
                 if stream is not None:
@@ -406,7 +450,7 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                         stream.watch(record, last.block_end)
                 elif not gzipped:  # gzip per record resumes at the next member instead
                     last = records.last = _Framed(record.stream_pos, record.content_length, None)
-                yield _Located(record, offset, where, cut, stream, records)
+                yield _Located(record, offset, where, cut, stream, records, last.block_end if stream else None)
                 consumed, broke = records.finish(record)
                 if broke is not None:  # FastWARC could not inflate the rest of its block: a gzip member breaks
                     broken, cut_short = str(broke), ""
@@ -419,7 +463,7 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                         stream.rewind(resume)
                         skips.skip("warc_read_error", where, f"its Content-Length runs past the end of its gzip stream "
                                    f"({cut_short}), over the records after it: it ends where the next one starts; "
-                                   "reading resumes at offset {}+{}".format(*stream.member_of(resume)))
+                                   f"reading resumes at offset {_stream_offset(*stream.member_of(resume))}")
                         records.restart()
                         cut_short = ""
                         continue
@@ -428,6 +472,9 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
                     skips.skip("truncated_gzip", where, _CUT_SHORT)
             if bad is not None:  # nothing after the last version line tried
                 skips.skip("warc_read_error", *bad.counted(fh, stream, resumed=False))
+            if bare_lf_at is not None:
+                start = bare_lf_at
+                continue
             if stream is not None and stream.stopped:
                 truncated_at = None  # the stream says where the file ends inside a member
                 if not stream.damage:
@@ -511,7 +558,14 @@ class _Records:
     read is made then, ahead, and kept for `_iter_records`: it is the read that comes next anyway, so a record read as
     it should be costs nothing more. When no record follows where the Content-Length says, the record ends where the
     next record starts, if one starts inside it: searched for as `_iter_records` searches for where to read on
-    (the next version line after its start; in gzip per record, the next member), so the two agree."""
+    (the next version line after its start; in gzip per record, the next member), so the two agree.
+
+    WARC headers in bare LF (ClueWeb, some wget WARCs) are read in FastWARC's quirks mode, chosen from the version
+    line where reading starts or resumes. That mode reads on past what breaks the framing (garbage, a Content-Length
+    that is off) to the next "WARC/" it finds, without a word: so there, a record that does not start where the one
+    before ends (after the newlines that end a record) is the framing error strict mode would raise (`_check_framing`),
+    and the search for where to read on is the same. In strict mode, a record in bare LF (a file that two writers
+    wrote) reads as one garbled header without a Content-Length: it is read again in quirks mode (`_pull`)."""
 
     def __init__(self, fh: BinaryIO, stream: _InflatedGzip | None, path: Path, gzipped: bool, quirks: bool) -> None:
         self.fh, self.stream, self.path, self.gzipped, self.quirks = fh, stream, path, gzipped, quirks
@@ -520,20 +574,121 @@ class _Records:
 
     def restart(self) -> None:
         """Read on from where the file or the stream now stands."""
-        self.records = iter(ArchiveIterator(self.stream or self.fh, parse_http=False, quirks_mode=self.quirks))
+        self.next_at: int | None = None  # quirks mode: where the next record must start (plain, or a stream)
+        if self.stream is not None or not self.gzipped:
+            self.next_at = self.stream.tell() if self.stream is not None else self.fh.tell()
+            head = self._bytes(self.next_at, 16) or b""
+            if re.match(_VERSION_LINE, head):
+                self.quirks = _bare_lf(head)
+        self._iterate()
         self.ahead: tuple[WarcRecord | None, Exception | None] | None = None  # the next record, or why there is none
         self.drained: WarcRecord | None = None
         self.consumed, self.broke = 0, None
 
+    def _iterate(self) -> None:
+        self.records = iter(ArchiveIterator(self.stream or self.fh, parse_http=False, quirks_mode=self.quirks))
+
     def __next__(self) -> WarcRecord:
         if self.ahead is None:
-            return next(self.records)
+            return self._pull()
         (record, error), self.ahead = self.ahead, None
         if error is not None:
             raise error
         if record is None:
             raise StopIteration
         return record
+
+    def _pull(self) -> WarcRecord:
+        """FastWARC's next record, its framing checked in quirks mode."""
+        try:
+            record = next(self.records)
+        except StopIteration:
+            if self.quirks:
+                self._check_end()
+            raise
+        if not self.quirks and record.headers.get("Content-Length") is None and self._in_bare_lf(record):
+            # strict mode reads WARC headers in bare LF as one garbled field: they are read again in quirks mode
+            if self.stream is None and self.gzipped:
+                raise _BareLfRecord(record.stream_pos)  # from its member on, in a new round
+            if self.stream is not None:
+                self.stream.rewind(record.stream_pos)
+            else:
+                self.fh.seek(record.stream_pos)
+            self.quirks, self.next_at = True, record.stream_pos
+            self._iterate()
+            record = next(self.records)
+        if self.quirks:
+            self._check_framing(record)
+        return record
+
+    def _check_framing(self, record: WarcRecord) -> None:
+        """Raise the framing error strict mode raises when FastWARC, in quirks mode, read on past the end of the record
+        before (or the place reading resumed at) to find this one: it starts there, or after newlines only."""
+        at, expected = record.stream_pos, self.next_at
+        if expected is not None and at != expected:
+            gap = at - expected
+            between = self._bytes(expected, gap) if 0 < gap <= _NEWLINES_MAX else None
+            if between is None or between.strip(b"\r\n"):
+                raise _FramingError(_NO_HEADER_HERE)
+        self.next_at = self._block_end(record)
+
+    def _check_end(self) -> None:
+        """Raise the framing error strict mode raises when FastWARC, in quirks mode, found no record after the last one
+        though something else than newlines follows where it ends (a Content-Length too short, or garbage)."""
+        if self.next_at is None or (self.stream is not None and self.stream.stopped):
+            return  # where the stream stops, what is cut or damaged is counted by `_iter_records`
+        rest = self._bytes(self.next_at, _NEWLINES_MAX)
+        if rest is None or rest.strip(b"\r\n"):
+            raise _FramingError(_NO_HEADER_HERE)
+
+    def ends_in_headers(self, record: WarcRecord) -> bool:
+        """Whether the data ends inside the record's WARC headers, before the blank line that ends them (in gzip per
+        record, inside a whole member that no other follows)."""
+        if self.stream is not None or not self.gzipped:
+            rest = self._bytes(record.stream_pos, _HEADER_MAX)
+            return rest is not None and len(rest) < _HEADER_MAX and _HEADERS_END.search(rest) is None
+        saved = self.fh.tell()
+        try:
+            member = _inflate_member_at(self.fh, record.stream_pos)
+            if member.broken_at is not None or member.size >= _HEADER_MAX or _HEADERS_END.search(member.head):
+                return False
+            return member.end is None or _after_padding(self.fh, member.end) is None
+        finally:
+            self.fh.seek(saved)
+
+    def _block_end(self, record: WarcRecord) -> int | None:
+        """Where the block of a record just read ends, by its Content-Length (plain file, or a stream); None in gzip
+        per record, or when its headers cannot be found."""
+        if self.stream is not None:
+            return self.stream.block_end(record)
+        if self.gzipped:
+            return None
+        header = _header_length(self._bytes(record.stream_pos, _HEADER_PEEK) or b"", 0)
+        if header is None:
+            header = _header_length(self._bytes(record.stream_pos, _HEADER_MAX) or b"", 0)
+        return None if header is None else record.stream_pos + header + record.content_length
+
+    def _bytes(self, at: int, n: int) -> bytes | None:
+        """Up to `n` bytes from offset `at` of the file or the stream (None when the stream no longer holds them), the
+        file left where FastWARC reads it."""
+        if self.stream is not None:
+            return self.stream.bytes_at(at, n)
+        saved = self.fh.tell()
+        try:
+            self.fh.seek(at)
+            return self.fh.read(n)
+        finally:
+            self.fh.seek(saved)
+
+    def _in_bare_lf(self, record: WarcRecord) -> bool:
+        """Whether the record's version line ends in a bare LF."""
+        if self.stream is not None or not self.gzipped:
+            return _bare_lf(self._bytes(record.stream_pos, 16) or b"")
+        saved = self.fh.tell()
+        try:
+            return _bare_lf(_record_head(self.fh, record.stream_pos, gzipped=True))
+        finally:
+            self.fh.seek(saved)
 
     def finish(self, record: WarcRecord) -> tuple[int, Exception | None]:
         """Read what the reader of `record` left, so that its length can be checked: how far it got, and what stopped
@@ -557,7 +712,10 @@ class _Records:
         if error is None:
             if self.ahead is None:
                 try:
-                    self.ahead = (next(self.records), None)
+                    self.ahead = (self._pull(), None)
+                except _BareLfRecord as e:
+                    self.ahead = (None, e)
+                    return None  # a record follows where its Content-Length says it ends
                 except StopIteration:
                     self.ahead = (None, None)
                 except (OSError, ValueError) as e:
@@ -573,22 +731,24 @@ class _Records:
         # its payload comes after its HTTP headers, which FastWARC has parsed: its length is what is left of the block
         return None if inside is None else max(0, inside - (_content_length(record) - record.content_length))
 
-    def reread(self, loc: _Located, error: Exception) -> tuple[bytes, bool] | None:
+    def reread(self, loc: _Located, error: Exception) -> tuple[bytes | None, bool] | None:
         """The payload of `loc`'s record inflated by zlib from its own gzip member (gzip per record), when FastWARC
         failed to inflate it: it fails the whole read in which it meets damage, in that member or one after it. With
         whether the member's checksum fails (its CRC32 or length: a byte of it may be wrong); None when the member
-        breaks before the record's end (its damage is counted by `_iter_records`, where it breaks)."""
+        breaks before the record's end (its damage is counted by `_iter_records`, where it breaks). The member is
+        inflated in chunks and only the payload is kept: one past `MAX_REREAD_PAYLOAD` bytes is not (None, with
+        whether the checksum fails), for its reader to count."""
         self.drained, self.consumed, self.broke = loc.record, 0, error
+        payload = _PayloadOfMember(_content_length(loc.record), loc.record.content_length, MAX_REREAD_PAYLOAD)
         saved = self.fh.tell()
         try:
-            data, _, broken_at, why = _inflate_member_at(self.fh, loc.offset, keep=True)
+            member = _inflate_member_at(self.fh, loc.offset, sink=payload.take)
         finally:
             self.fh.seek(saved)
-        header, block = _header_length(data, 0), _content_length(loc.record)
-        if header is None or len(data) < header + block:
+        if payload.end is None or member.size < payload.end:
             return None
-        payload = data[header + block - loc.record.content_length : header + block]
-        return payload, broken_at is not None and _CHECKSUM_FAILED.search(why) is not None
+        failed = member.broken_at is not None and _CHECKSUM_FAILED.search(member.why) is not None
+        return payload.kept(), failed
 
     def _next_record_in_block(self, loc: _Located, error: Exception | None) -> int | None:
         """`next_record_inside`, as an offset in the record's block (the framing error, if any, is `error`)."""
@@ -609,11 +769,75 @@ class _Records:
         # gzip per record: FastWARC reads the members as one stream, so a record read past its member's end
         if _next_record_start(fh, loc.offset + 1, True) is None:
             return None
-        head, inflated, broken_at, _ = _inflate_member_at(fh, loc.offset)
-        header = _header_length(head, 0)
-        if header is None or broken_at is not None or inflated >= header + _content_length(loc.record):
+        member = _inflate_member_at(fh, loc.offset)
+        header = _header_length(member.head, 0)
+        if header is None or member.broken_at is not None or member.size >= header + _content_length(loc.record):
             return None
-        return inflated - header
+        return member.size - header
+
+
+# A page that zlib inflates from its own gzip member (FastWARC failed on it: its checksum fails) is kept up to this
+# size; past it the record is skipped and counted (`payload_too_large`). Common Crawl cuts a page at 1 MiB and a
+# compressed body past `MAX_DECODED_BODY` is no web page either: what is larger is a film or a disk image, and holding
+# it would make memory grow with the member.
+MAX_REREAD_PAYLOAD = 32 << 20
+
+
+class _PayloadOfMember:
+    """The payload of the record a gzip member starts with, gathered from the chunks it inflates to
+    (`_inflate_member_at`'s sink): the last `length` bytes of its block of `block` bytes, after its WARC headers. Only
+    those bytes are held, and none when there are more than `limit` of them."""
+
+    def __init__(self, block: int, length: int, limit: int) -> None:
+        self.block, self.length, self.limit = block, length, limit
+        self.head = b""  # the member's first bytes, until its WARC headers end in them
+        self.start: int | None = None  # where the payload starts, once the headers are read
+        self.parts: list[bytes] = []
+
+    @property
+    def end(self) -> int | None:
+        """Where the record's block ends in the member, once its headers are read."""
+        return None if self.start is None else self.start + self.length
+
+    def take(self, pos: int, chunk: bytes) -> None:
+        if self.start is None:
+            if len(self.head) >= _HEADER_MAX:
+                return  # no WARC headers where it starts: nothing to keep
+            self.head += chunk
+            header = _header_length(self.head, 0)
+            if header is None:
+                return
+            self.start = header + self.block - self.length
+            pos, chunk, self.head = 0, self.head, b""
+        if self.length > self.limit:
+            return
+        low, high = max(pos, self.start), min(pos + len(chunk), self.start + self.length)
+        if low < high:
+            self.parts.append(chunk[low - pos : high - pos])
+
+    def kept(self) -> bytes | None:
+        return None if self.length > self.limit else b"".join(self.parts)
+
+
+class _FramingError(ValueError):
+    """What breaks the WARC framing where FastWARC's quirks mode reads on without a word (`_Records._check_framing`),
+    said as strict mode says it."""
+
+
+_NO_HEADER_HERE = "Invalid WARC header"
+
+
+class _BareLfRecord(ValueError):
+    """In gzip per record, read in strict mode: the next member holds a record in bare LF; reading goes on from it in a
+    new round, in quirks mode, and nothing is counted."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(f"a record in bare LF at offset {at}")
+        self.at = at
+
+
+# What is read of a record's start to find the end of its WARC headers, before `_HEADER_MAX` bytes are.
+_HEADER_PEEK = 1 << 12
 
 
 @dataclass
@@ -649,7 +873,7 @@ class _BadStretch:
         self.tried = resume
         if stream is not None:
             stream.rewind(resume)
-            self.resumed = "{}+{}".format(*stream.member_of(resume))
+            self.resumed = _stream_offset(*stream.member_of(resume))
         else:
             fh.seek(resume)
             self.resumed = str(resume)
@@ -686,6 +910,9 @@ def _bad_stretch(
     file, which `_iter_records` reads on from inside the record as it reads on after a record cut short."""
     if stream is not None:
         end = last.block_end
+        if end is not None and stream.bytes_at(end, 1) is None:  # quirks mode: FastWARC read on far past it
+            stream.rewind(max(last.pos, end - _TAIL_READ))
+            stream.peek(end, _NEWLINES_MAX)
         tail = stream.bytes_at(max(last.pos, end - _TAIL_READ), min(end - last.pos, _TAIL_READ)) if end else None
         after = stream.bytes_at(end, _NEWLINES_MAX) if end is not None else None
     else:
@@ -725,10 +952,15 @@ def _record_place(record: WarcRecord, path: Path, stream: _InflatedGzip | None) 
 
 
 def _stream_place(path: Path, member: int, inside: int) -> str:
-    return f"{path}:{member}+{inside}" if inside else f"{path}:{member}"
+    return f"{path}:{_stream_offset(member, inside)}"
+
+
+def _stream_offset(member: int, inside: int) -> str:
+    return f"{member}+{inside}" if inside else f"{member}"
 
 
 _CUT_SHORT = "the file ends inside this record's gzip member (an interrupted download?)"
+_ENDS_IN_HEADERS = "the file ends inside this record's WARC headers"
 _ENDS_BETWEEN_RECORDS = "the file ends inside its gzip stream, after the last whole record (an interrupted download?)"
 # The tail of a gzipped file searched for its last member: one record's member (Common Crawl caps a page at 1 MiB)
 # fits in it; a file gzipped whole has no member start there, and is read as before.
@@ -768,12 +1000,27 @@ def _inflate_member(data: memoryview) -> tuple[bytes, int, bool]:
     return first[:16], records, inflater.eof
 
 
-def _inflate_member_at(fh: BinaryIO, offset: int, keep: bool = False) -> tuple[bytes, int, int | None, str]:
-    """The gzip member at `offset` in the file, inflated in chunks: what it inflates to (all of it when `keep`, else its
-    first `_HEADER_MAX` bytes, so that memory stays bounded), how many bytes that is, and the offset in the file of the
-    byte where it breaks, and why (None and "" when it inflates to its end, or the file ends first)."""
+@dataclass(frozen=True)
+class _InflatedMember:
+    """What `_inflate_member_at` found of a gzip member: its first `_HEADER_MAX` inflated bytes, how many bytes it
+    inflates to, the offset in the file of the byte where it breaks and why (None and "" when it inflates to its end,
+    or the file ends first), and the offset right after it (None unless it inflates to its end)."""
+
+    head: bytes
+    size: int
+    broken_at: int | None
+    why: str
+    end: int | None
+
+
+def _inflate_member_at(
+    fh: BinaryIO, offset: int, sink: Callable[[int, bytes], None] | None = None
+) -> _InflatedMember:
+    """The gzip member at `offset` in the file, inflated in chunks, so that memory stays bounded: only its first
+    `_HEADER_MAX` bytes are kept; `sink(pos, chunk)` is handed every chunk with its inflated offset, to keep what it
+    needs of it."""
     fh.seek(offset)
-    inflater, kept, size, read_to = zlib.decompressobj(31), [], 0, offset
+    inflater, head, size, read_to = zlib.decompressobj(31), b"", 0, offset
     while not inflater.eof:
         data = inflater.unconsumed_tail
         if not data:
@@ -787,18 +1034,21 @@ def _inflate_member_at(fh: BinaryIO, offset: int, keep: bool = False) -> tuple[b
         except zlib.error as e:
             chunk, good = _inflate_until_broken(before, data)
             broken_at, why = read_to - len(data) + good, str(e)
-        if keep or size < _HEADER_MAX:
-            kept.append(chunk if keep else chunk[: _HEADER_MAX - size])
+        if size < _HEADER_MAX:
+            head += chunk[: _HEADER_MAX - size]
+        if sink is not None and chunk:
+            sink(size, chunk)
         size += len(chunk)
         if broken_at is not None:
-            return b"".join(kept), size, broken_at, why
-    return b"".join(kept), size, None, ""
+            return _InflatedMember(head, size, broken_at, why, None)
+    end = read_to - len(inflater.unused_data) if inflater.eof else None
+    return _InflatedMember(head, size, None, "", end)
 
 
 def _member_damage(fh: BinaryIO, offset: int) -> tuple[int, str] | None:
     """Where in the file the gzip member at `offset` breaks, and why; None when it inflates to its end."""
-    _, _, broken_at, why = _inflate_member_at(fh, offset)
-    return None if broken_at is None else (broken_at, why)
+    member = _inflate_member_at(fh, offset)
+    return None if member.broken_at is None else (member.broken_at, member.why)
 
 
 # What zlib says of a gzip member that inflates to its end but whose trailer disagrees: its CRC32, or its length.
@@ -989,16 +1239,14 @@ class _InflatedGzip:
             self._hold(self.ready)
             self.ready, self.ready_at = self._inflate(), 0
 
-    def fails_checksum(self, record: WarcRecord) -> bool:
-        """Whether the record is alone in a gzip member that inflated to its end but whose checksum (its CRC32, or its
-        length) failed: whole, but a byte of it may be wrong. In a member that holds more records (a file gzipped
-        whole), zlib finds it only after most of them are gone: their pages are judged by their block digests."""
-        if self.checksum_failed_from != record.stream_pos:
+    def fails_checksum(self, record: WarcRecord, block_end: int | None) -> bool:
+        """Whether the record (whose block ends at `block_end`, found when it was read: a big record's headers are no
+        longer held) is alone in a gzip member that inflated to its end but whose checksum (its CRC32, or its length)
+        failed: whole, but a byte of it may be wrong. In a member that holds more records (a file gzipped whole), zlib
+        finds it only after most of them are gone: their pages are judged by their block digests."""
+        if self.checksum_failed_from != record.stream_pos or block_end is None:
             return False
-        header = _header_length(self.bytes_at(record.stream_pos, _HEADER_MAX) or b"", 0)
-        if header is None:
-            return False
-        end = record.stream_pos + header + _content_length(record)
+        end = block_end
         rest = self.bytes_at(end, self.produced - end) if end <= self.produced else None
         return rest is not None and not rest.strip(b"\r\n")  # nothing after it but the newlines that end it
 
@@ -1234,12 +1482,15 @@ def _record_start_after(fh: BinaryIO, stream: _InflatedGzip | None, pos: int) ->
 
 
 def _starts_a_record(read: Callable[[int, int], bytes], at: int) -> bool:
-    """Whether the version line at `at` (`read(offset, n)` gives the bytes) starts a record: after the two newlines
-    that end one, or (a record cut short runs straight into the next, inside a line) as a whole record, whose block is
-    followed by the two newlines that end it and another version line, or by the end of the data."""
+    """Whether the version line at `at` (`read(offset, n)` gives the bytes) starts a record: WARC header fields follow
+    it (`_warc_headers_follow`), and it comes after the two newlines that end a record or (a record cut short runs
+    straight into the next, inside a line) starts a whole record, whose block is followed by the two newlines that end
+    it and another version line, or by the end of the data."""
+    head = read(at, _HEADER_MAX)
+    if not _warc_headers_follow(head):
+        return False
     if at == 0 or read(max(0, at - 3), min(at, 3)).endswith((b"\n\r\n", b"\n\n")):
         return True
-    head = read(at, _HEADER_MAX)
     header = _header_length(head, 0)
     length = _CONTENT_LENGTH_FIELD.search(head, 0, header) if header is not None else None
     if length is None:
@@ -1247,6 +1498,28 @@ def _starts_a_record(read: Callable[[int, int], bytes], at: int) -> bool:
     after = read(at + header + int(length.group(1)), 4 + _VERSION_LINE_MAX)
     end = _RECORD_END.match(after)
     return after == b"" or (end is not None and b"WARC/".startswith(after[end.end() : end.end() + 5]))
+
+
+# A WARC header block: the version line, then `Name: value` fields (or their continuation lines) up to a blank line.
+_WARC_HEADER_BLOCK = re.compile(
+    _VERSION_LINE + rb"((?:[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\r\n]*\r?\n|[ \t][^\r\n]*\r?\n)*)(\r?\n)?"
+)
+# Fields every record has, whatever wrote it (ClueWeb's WARC/0.18 too): a page that quotes a version line rarely
+# follows it with them.
+_RECORD_FIELD = re.compile(rb"^(?:WARC-Type|WARC-Record-ID):", re.IGNORECASE | re.MULTILINE)
+_FIELD_CUT = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]*(?::[^\r\n]*)?")  # a field line the end of the data cuts
+
+
+def _warc_headers_follow(head: bytes) -> bool:
+    """Whether `head` (from a version line on) reads as a record's WARC headers: header fields up to the blank line
+    that ends them, among them its WARC-Type or WARC-Record-ID; or header fields up to the end of the data, where the
+    file ends inside them (a record cut short in its headers)."""
+    m = _WARC_HEADER_BLOCK.match(head)
+    if m is None:
+        return False
+    if m.group(2) is not None:
+        return _RECORD_FIELD.search(m.group(1)) is not None
+    return len(head) < _HEADER_MAX and _FIELD_CUT.fullmatch(head, m.end()) is not None
 
 
 _CONTENT_LENGTH_FIELD = re.compile(rb"^content-length:[ \t]*(\d{1,18})[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
@@ -1911,16 +2184,20 @@ def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
         reread = records.reread(loc, e)
         if reread is None:
             return None  # its gzip member breaks inside it: counted with it (`warc_read_error`), where it breaks
-        if reread[1]:
+        payload, checksum_failed = reread
+        if checksum_failed:
             skips.checksum_failed()
-        return reread[0]
+        if payload is None:
+            skips.skip("payload_too_large", loc.where, f"{url}: {record.content_length} bytes, past the "
+                       f"{MAX_REREAD_PAYLOAD >> 20} MiB kept of a page inflated again from its gzip member")
+        return payload
     short = len(payload) < record.content_length
     if short and loc.stream is not None and loc.stream.damage:
         return None  # it runs into damage in its gzip stream: counted with it (`warc_read_error`), as in a member
     inside = records.next_record_inside(loc) if records is not None else None
     if inside is not None and inside < len(payload):
         return _up_to_next_record(payload[:inside], skips)
-    checksum_failed = loc.stream is not None and not short and loc.stream.fails_checksum(record)
+    checksum_failed = loc.stream is not None and not short and loc.stream.fails_checksum(record, loc.block_end)
     if checksum_failed:
         skips.checksum_failed()
     if loc.stream is not None and not short:

@@ -8,6 +8,7 @@ import hashlib
 import importlib.util
 import json
 import re
+import tracemalloc
 import zlib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -568,14 +569,19 @@ def place(path: Path, offset: int, packing: str) -> str:
     return f"{path}:{offset}" if packing == "plain" else f"{path}:0+{offset}"
 
 
+@pytest.mark.parametrize("eol", ["crlf", "lf"])
 @pytest.mark.parametrize("size", [1, 200], ids=["a_few_lines", "over_the_bytes_held"])  # 200 x 16 KB: 3 MiB
 @pytest.mark.parametrize("packing", ["plain", "whole"])
-def test_garbage_after_a_record_is_skipped_to_the_next_record_and_counted_once(tmp_path, packing, size):
+def test_garbage_after_a_record_is_skipped_to_the_next_record_and_counted_once(tmp_path, packing, size, eol):
     """Reading resumes at the next version line after the garbage, searched for from the end of the record before it
     (by its Content-Length): the record that page quotes is no record, though its version line starts a line. Before,
-    a file gzipped whole lost every record after the garbage, and a plain one gave the quoted page as a document."""
+    a file gzipped whole lost every record after the garbage, and a plain one gave the quoted page as a document; with
+    WARC headers in bare LF, FastWARC's quirks mode read past the garbage without a count."""
     garbage = GARBAGE * size if size == 1 else (GARBAGE + bytes(range(256)) * 64) * size
-    records = six_varied_pages()[:2] + [page_quoting_a_record(), garbage] + six_varied_pages()[2:]
+    records = six_varied_pages()[:2] + [page_quoting_a_record()] + six_varied_pages()[2:]
+    if eol == "lf":
+        records = [warc_headers_in_bare_lf(r) for r in records]
+    records.insert(3, garbage)
     starts = starts_of(records)
     path = tmp_path / ("garbage.warc" if packing == "plain" else "garbage.warc.gz")
     path.write_bytes(pack(records, packing))
@@ -620,9 +626,11 @@ def test_garbage_then_a_corrupt_block_in_a_whole_file_gzip_stream_keeps_the_reco
     assert skips.places == [("warc_read_error", f"{path}:0+{starts[3]}"), ("warc_read_error", f"{path}:{edge}")]
 
 
+@pytest.mark.parametrize("eol", ["crlf", "lf"])
 @pytest.mark.parametrize("packing", ["plain", "whole"])
-def test_garbage_at_the_end_of_a_file_is_counted_with_its_length(tmp_path, packing):
-    records = six_varied_pages() + [GARBAGE]
+def test_garbage_at_the_end_of_a_file_is_counted_with_its_length(tmp_path, packing, eol):
+    """Before, in bare LF, FastWARC's quirks mode ended the file at the garbage without a word."""
+    records = [warc_headers_in_bare_lf(r) if eol == "lf" else r for r in six_varied_pages()] + [GARBAGE]
     path = tmp_path / ("end.warc" if packing == "plain" else "end.warc.gz")
     path.write_bytes(pack(records, packing))
     docs, skips = read(iter_warc_documents, path)
@@ -821,12 +829,14 @@ def test_warc_documents_carry_the_languages_of_common_crawls_metadata_records():
     [page] = read(iter_warc_documents, CC / "whirlwind-python_whirlwind.warc.gz")[0]
     assert json.loads(page.meta)["language"] == "spa"  # as the WET record of the same page says
     # wget's WARC has no metadata records: no language rather than a guess
-    assert all("language" not in json.loads(d.meta) for d in read(iter_warc_documents, CC / "dolma_sample-0000.warc.gz")[0])
+    wget_docs = read(iter_warc_documents, CC / "dolma_sample-0000.warc.gz")[0]
+    assert all("language" not in json.loads(d.meta) for d in wget_docs)
 
 
 def test_a_language_header_on_the_response_itself_is_kept(tmp_path):
     record = warc_record("response", "http://lang.example/", http(GOOD, "Content-Type: text/html"), 1)
-    record = record.replace(b"Content-Type: application/http", b"WARC-Identified-Content-Language: eng\r\nContent-Type: application/http")
+    record = record.replace(b"Content-Type: application/http",
+                            b"WARC-Identified-Content-Language: eng\r\nContent-Type: application/http")
     metadata = warc_record("metadata", "http://lang.example/", b"languages-cld2: {\"languages\": []}\r\n", 2)
     path = tmp_path / "lang.warc"
     write_warc(path, [record, metadata], gzipped=False)
@@ -850,13 +860,23 @@ def seven_short_pages(kind: str = "response") -> list[bytes]:
 
 
 def with_content_length(record: bytes, length: int) -> bytes:
-    m = re.search(rb"Content-Length: (\d+)\r\n", record)
+    m = re.search(rb"Content-Length: (\d+)\r?\n", record)
     assert len(m.group(1)) == len(b"%d" % length), "the damage must not move the records after it"
     return record[: m.start(1)] + b"%d" % length + record[m.end(1) :]
 
 
 def declared_length(record: bytes) -> int:
-    return int(re.search(rb"Content-Length: (\d+)\r\n", record).group(1))
+    return int(re.search(rb"Content-Length: (\d+)\r?\n", record).group(1))
+
+
+# How the records' WARC headers end their lines: all in CRLF; all in bare LF (ClueWeb09, some wget WARCs: read in
+# FastWARC's quirks mode); or CRLF up to the damaged record and bare LF after it (a file two writers wrote).
+EOLS = ["crlf", "lf", "lf_after"]
+
+
+def in_line_endings(records: list[bytes], eol: str, bad: int) -> list[bytes]:
+    first_in_lf = {"crlf": len(records), "lf": 0, "lf_after": bad + 1}[eol]
+    return records[:first_in_lf] + [warc_headers_in_bare_lf(r) for r in records[first_in_lf:]]
 
 
 def packed(records: list[bytes], packing: str) -> bytes:
@@ -885,16 +905,18 @@ def comparable_docs(path: Path, reader=iter_warc_documents) -> tuple[list[tuple]
 SWALLOWS = {"one": (2, 1), "several": (2, 3), "past_the_end": (4, None)}
 
 
+@pytest.mark.parametrize("eol", EOLS)
 @pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
 @pytest.mark.parametrize("swallows", list(SWALLOWS))
-def test_a_content_length_past_its_record_costs_none_of_the_records_it_runs_over(tmp_path, packing, swallows):
+def test_a_content_length_past_its_record_costs_none_of_the_records_it_runs_over(tmp_path, packing, swallows, eol):
     """The record ends where the next record's version line begins, and every record after it reads as in the file
     with the right Content-Length: same ids, texts and meta. The damaged page keeps its text, whole (the two newlines
     that end a record come before the next one), and is counted once, as the framing error it is. Before, a file
     gzipped whole lost the records a Content-Length ran over up to its end, and on every path the page took in the
-    text of the records it ran over."""
-    records = seven_short_pages()
+    text of the records it ran over. With WARC headers in bare LF, FastWARC's quirks mode read on to the next version
+    line it found: the records run over were lost without a count (and with CRLF before them, every one in bare LF)."""
     bad, over = SWALLOWS[swallows]
+    records = in_line_endings(seven_short_pages(), eol, bad)
     # 10 bytes into the record after the last one it runs over: FastWARC finds no record where it says it ends
     length = declared_length(records[bad]) + sum(map(len, records[bad + 1 : bad + 1 + over])) + 10 if over else 9999
     assert over or sum(map(len, records[bad:])) < length
@@ -916,6 +938,29 @@ def test_a_content_length_past_its_record_costs_none_of_the_records_it_runs_over
     assert example.startswith(place_in(path, damaged, bad, packing) + ": ")
     resumed = place_in(path, damaged, bad + 1, packing).split(":", 1)[1]
     assert example.endswith(f"reading resumes at offset {resumed}")
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+@pytest.mark.parametrize("delta", [-40, 40], ids=["content_length_short", "content_length_long"])
+def test_a_content_length_off_by_a_little_reads_the_same_in_bare_lf_as_in_crlf(tmp_path, packing, delta):
+    """ClueWeb09's WARC headers end in bare LF, read in FastWARC's quirks mode, which read on to the next version line
+    it found without a word: 40 bytes short, the framing error went uncounted; 40 bytes long, the next record was lost
+    uncounted, its start taken into the page. Now the same pages come out as from the same records in CRLF, and the
+    one framing error is counted there and here alike."""
+    bad = 2
+    results = {}
+    for eol in ("crlf", "lf"):
+        records = in_line_endings(seven_short_pages(), eol, bad)
+        records[bad] = with_content_length(records[bad], declared_length(records[bad]) + delta)
+        path = tmp_path / f"{eol}.warc.gz"
+        path.write_bytes(packed(records, packing))
+        docs, skips = comparable_docs(path)
+        for doc in docs:
+            del doc[4]["offset"]  # records in bare LF are shorter
+        results[eol] = docs, dict(skips.counts), skips.examples["warc_read_error"]
+        assert skips.examples["warc_read_error"].startswith(place_in(path, records, bad, packing) + ": ")
+    assert [d[1] for d in results["lf"][0]] == [f"http://p{i}.example/" for i in range(1, 7)]
+    assert results["lf"][:2] == results["crlf"][:2] and results["lf"][1] == {"warc_read_error": 1}
 
 
 @pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
@@ -1033,3 +1078,124 @@ def test_a_page_whose_member_checksum_fails_and_whose_block_digest_disagrees_is_
     assert all("gzip_checksum_failed" not in json.loads(d.meta) for d in docs)
     assert dict(skips.counts) == {"warc_read_error": 1}
     assert "incorrect data check" in skips.examples["warc_read_error"]
+
+
+@pytest.mark.parametrize("before", ["nothing", "a_corrupt_member"])
+def test_a_big_gzip_member_whose_checksum_fails_keeps_its_mark_where_reading_starts_at_it(tmp_path, before):
+    """Where a round of reading starts at the member (the file's first, or the one after a corrupt member), the member
+    is inflated by us, not by FastWARC. Before, a page past the 1 MiB of it held lost its `gzip_checksum_failed`."""
+    big = warc_record("response", "http://big.example/",
+                      http(PAGE.format(varied_text(7, 200_000)).encode(), "Content-Type: text/html"), 7)
+    members = [member_with_a_bad_checksum(big, "crc32")] + [gzip.compress(r, mtime=0) for r in six_varied_pages()[1:4]]
+    if before == "a_corrupt_member":
+        corrupt = bytearray(gzip.compress(six_varied_pages()[4], mtime=0))
+        corrupt[len(corrupt) // 2 : len(corrupt) // 2 + 8] = b"\xff" * 8
+        members.insert(0, bytes(corrupt))
+    path = tmp_path / "big.warc.gz"
+    path.write_bytes(b"".join(members))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == ["http://big.example/", "http://p1.example/", "http://p2.example/",
+                                     "http://p3.example/"]
+    assert docs[0].text == varied_text(7, 200_000) and len(big) > 1 << 20
+    assert [json.loads(d.meta).get("gzip_checksum_failed", False) for d in docs] == [True, False, False, False]
+    assert dict(skips.counts) == {"warc_read_error": 1 if before == "nothing" else 2}
+
+
+def test_a_gzip_member_whose_checksum_fails_is_inflated_again_in_bounded_memory(tmp_path, monkeypatch):
+    """Its page is inflated again by zlib, in chunks, and only the payload is held: past `MAX_REREAD_PAYLOAD` (here
+    lowered to 1 MiB, from 32 MiB) it is not held at all, and the record is counted. Before, the whole member was held,
+    and a copy of the payload besides (here 2 x 24 MiB)."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_REREAD_PAYLOAD", 1 << 20)
+    body = b"<html><body><main><p>" + b"a page of one word " * ((24 << 20) // 19) + b"</p></main></body></html>"
+    huge = warc_record("response", "http://huge.example/", http(body, "Content-Type: text/html"), 9)
+    member = bytearray(gzip.compress(huge, compresslevel=1, mtime=0))
+    member[-8] ^= 0x01  # its CRC32
+    pages = [gzip.compress(r, mtime=0) for r in six_varied_pages()[1:4]]
+    path = tmp_path / "huge.warc.gz"
+    path.write_bytes(pages[0] + member + b"".join(pages[1:]))
+    tracemalloc.start()
+    try:
+        docs, skips = read(iter_warc_documents, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [d.url for d in docs] == ["http://p1.example/", "http://p2.example/", "http://p3.example/"]
+    assert dict(skips.counts) == {"payload_too_large": 1, "warc_read_error": 1}
+    assert skips.examples["payload_too_large"].startswith(f"{path}:{len(pages[0])}: http://huge.example/: ")
+    assert "incorrect data check" in skips.examples["warc_read_error"]
+    assert len(body) > 24 << 20 and peak < 8 << 20
+
+
+# --- WARC headers in bare LF, and records that no reader counted ----------------------------------------------
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+def test_records_in_bare_lf_after_records_in_crlf_are_all_read(tmp_path, packing):
+    """A file two writers wrote (one run appended to another's): strict mode read a record in bare LF as one garbled
+    header, and lost it (then counted the framing error after it). It is read again in quirks mode."""
+    records = in_line_endings(seven_short_pages(), "lf_after", 2)
+    path = tmp_path / "two_writers.warc.gz"
+    path.write_bytes(packed(records, packing))
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, 150)) for i in range(1, 7)]
+    assert [json.loads(d.meta)["offset"] for d in docs] == [int(place_in(path, records, i, packing).rsplit(":", 1)[1]
+                                                            .split("+")[0]) for i in range(1, 7)]
+    assert skips.total == 0
+
+
+# A text about WARC files, with a version line of its own after a blank line, then no header field.
+QUOTES_A_VERSION_LINE = "Web archives keep pages in one format:\n\nWARC/1.0\nis its version line, then its fields.\n"
+
+
+@pytest.mark.parametrize("eol", ["crlf", "lf"])
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+def test_a_version_line_a_text_quotes_after_a_blank_line_is_no_record_start(tmp_path, packing, eol):
+    """The text's Content-Length runs over the record after it: it ends where the next record starts, which is where
+    a version line is followed by WARC header fields (WARC-Type, WARC-Record-ID…), not by prose. Before, the text was
+    cut at the line it quotes, without a mark, in a plain file or a gzip stream."""
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    texts = [varied_text(i, 150) + ("\n\n" + QUOTES_A_VERSION_LINE + varied_text(9, 40) if i == 2 else "")
+             for i in range(1, 5)]
+    records += [warc_record("conversion", f"http://p{i}.example/", t.encode(), i) for i, t in enumerate(texts, 1)]
+    bad = 2
+    records = in_line_endings(records, eol, bad)
+    records[bad] = with_content_length(records[bad], declared_length(records[bad]) + len(records[bad + 1]) + 10)
+    path = tmp_path / "quotes.wet.gz"
+    path.write_bytes(packed(records, packing))
+    docs, skips = read(iter_wet_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", t.strip()) for i, t in enumerate(texts, 1)]
+    assert all("truncated" not in json.loads(d.meta) for d in docs)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+
+
+@pytest.mark.parametrize("eol", ["crlf", "lf"])
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+@pytest.mark.parametrize("cut", [10, 30, 150], ids=["after_its_version_line", "in_its_warc_type", "before_its_length"])
+def test_a_file_that_ends_inside_a_records_warc_headers_counts_it_as_cut(tmp_path, packing, eol, cut):
+    """A writer that died in a record's headers, its member or file closed: FastWARC gives the record as it stands.
+    Before, it was counted for what it lacked (no target URI, no HTTP status line) or, cut before its WARC-Type, not
+    at all."""
+    records = [warc_headers_in_bare_lf(r) if eol == "lf" else r for r in seven_short_pages()[:4]]
+    records[-1] = records[-1][:cut]
+    path = tmp_path / "cut.warc.gz"
+    path.write_bytes(packed(records, packing))
+    docs, skips = read(iter_warc_documents, path)
+    assert [d.url for d in docs] == ["http://p1.example/", "http://p2.example/"]
+    assert dict(skips.counts) == {"truncated_record": 1}
+    assert skips.examples["truncated_record"] == (
+        f"{place_in(path, records, 3, packing)}: the file ends inside this record's WARC headers"
+    )
+
+
+@pytest.mark.parametrize("reader", [iter_warc_documents, iter_wet_documents], ids=["warc", "wet"])
+def test_a_record_of_a_type_warc_does_not_know_is_counted(tmp_path, reader):
+    """A misspelt WARC-Type may hide a page: before, it was passed over like a request or a metadata record."""
+    kind = "response" if reader is iter_warc_documents else "conversion"
+    records = seven_short_pages(kind)[:4]
+    records[2] = records[2].replace(f"WARC-Type: {kind}".encode(), f"WARC-Type: {kind}s".encode())
+    path = tmp_path / "typo.warc"
+    path.write_bytes(b"".join(records))
+    docs, skips = read(reader, path)
+    assert [d.url for d in docs] == ["http://p1.example/", "http://p3.example/"]
+    assert dict(skips.counts) == {"unknown_record_type": 1}
+    assert skips.examples["unknown_record_type"] == f"{path}:{starts_of(records)[2]}: WARC-Type '{kind}s'"

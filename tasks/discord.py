@@ -82,33 +82,49 @@ sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; o
     as .NET's "g" format (short date, a space, short time) of the `--locale` given, else of the machine's culture
     (its defaults until 2024-01, then the user's own Windows settings too), or Unix seconds / ms (`--dateformat
     unix`). The shapes of "g" read are those of .NET's culture data (ICU, and Windows' defaults where they differ)
-    for en, de, fr, es, it, pt, nl, ru, pl, tr, ja, ko, zh, fi, th and the other cultures sharing them: a numeric
-    date in either order or year first, separated by `/`, `.` or `-` and maybe a space ("14.03.2024", "14/3/2024",
-    "14-3-2024", "2024/3/14", "2024. 3. 14." ko, "14.03.2024 г." bg), then the time: "18:02", "6:02 PM" / "6:02
-    p. m.", "18.02" (fi, da), "18 h 02" (fr-CA), or a 12-hour clock after its designator ("오후 6:02" ko, "下午6:02"
-    zh-TW, "午後 6:02" ja). th-TH counts years in the Thai Buddhist era (Gregorian + 543): its "g", "d/M/yyyy HH:mm"
-    (ICU's "d/M/yy" that .NET widens; "H:mm" in Windows' data), writes 2024-03-14 18:02 as "14/3/2567 18:02", in
-    ASCII digits, with no designator. A user's own format (an old `--dateformat`, Windows' short date and time
-    settings) reads too when its names are English (designators ko's, zh's, ja's or th's too): day, month (a number
-    or a name) and year (four digits or two) in any order, maybe after a weekday ("Mar 14, 2024 6:02 PM", "Thu
-    14/03/2024 18:02:05", "2024-Mar-14 18:02", "24/03/14 18:02").
+    for en, de, fr, es, it, pt, nl, ru, uk, pl, cs, hr, tr, sv, da, nb, fi, ro, hu, el, id, vi, ar, hi, ja, ko, zh,
+    th and the other cultures sharing them: a numeric date in either order or year first, separated by `/`, `.` or
+    `-` and maybe a space ("14.03.2024", "14/3/2024", "14-3-2024", "2024/3/14", "2024. 3. 14." ko, "14.03.2024 г."
+    bg, "14‏/3‏/2024" ar with its right-to-left marks), then the time: "18:02", "6:02 PM" / "6:02 p. m.", "18.02"
+    (fi, da), "18 h 02" (fr-CA), or a 12-hour clock after its designator ("오후 6:02" ko, "下午6:02" zh-TW, "午後
+    6:02" ja). th-TH counts years in the Thai Buddhist era (Gregorian + 543): its "g", "d/M/yyyy HH:mm" (ICU's
+    "d/M/yy" that .NET widens; "H:mm" in Windows' data), writes 2024-03-14 18:02 as "14/3/2567 18:02", in ASCII
+    digits, with no designator. A user's own format (an old `--dateformat`, Windows' short date and time settings,
+    or a machine of another culture in the 2018-04 to 2018-06 CSV's "dd-MMM-yy") reads too: day, month (a number
+    or a name) and year (four digits or two) in any order, maybe after a weekday, the time after the date or before
+    it ("Mar 14, 2024 6:02 PM", "Thu 14/03/2024 18:02:05", "2024-Mar-14 18:02", "24/03/14 18:02", "18:02
+    14.03.2024", "jeudi 14 mars 2024 18:02", "14 de marzo de 2024 18:02", "14 марта 2024 г. 18:02", "2024.
+    március 14. 18:02", "14 tháng 3, 2024 18:02", "2024年3月14日 18:02", "2024년 3월 14일 오후 6:02"). Names are
+    read in the languages of `_LANGUAGES`, one table of .NET's names per language (months full and abbreviated,
+    stand-alone and genitive: "März", "marca", "března", "maaliskuuta", "Μαρτίου"; weekdays full and abbreviated;
+    AM/PM designators: "π.μ." el, "ص" ar, "पूर्वाह्न" hi, "SA" vi, "ÖÖ" tr, "fm" sv, "de." hu…), with or without a
+    trailing dot, whatever their case: English, French, German, Spanish, Italian, Portuguese (pt-BR and pt-PT),
+    Dutch, Polish, Russian, Ukrainian, Turkish, Swedish, Danish, Norwegian (nb), Finnish, Czech, Romanian,
+    Hungarian, Greek, Indonesian, Vietnamese and Croatian; the designators of Arabic, Hindi, Korean, Chinese,
+    Japanese and Thai. The names are ICU's that .NET asks for (ICU 72.1, CLDR 42), and the other forms of CLDR 47
+    and CLDR 29 (older ICUs); Windows' own (NLS) names, which .NET used before ICU (.NET Core 3.1), are not read
+    where they differ ("Mrz"…).
     A file's dates are read by one pattern found from all of them (`_DatePattern`; `stats["date_pattern"]`, as .NET
     writes one: "d/M/yyyy H:mm"), as WhatsApp's date order is: of the shapes its dates have (their fields' kinds,
-    separators, clock), the one that reads the most of them; its year is the field of four digits, else the one
-    whose every value is a year a Discord message can have (2015 to next year: "24/03/14" is year first), else the
-    last; a month's name is the month, else of the two numbers left the one over 12 anywhere in the file is the day
-    (`stats["date_order"]` for a date not year first: "day_first" or "month_first"); with neither over 12, or both,
-    the default: month before day after a year, month first with a designator after the time as en-US writes it,
-    else day first, said in a log line and by `stats["date_order_ambiguous"]` True. Its years are of the Buddhist
-    era, and read 543 earlier (`stats["buddhist_era"]` True), only when every one is: a year that is no Gregorian
-    one a message can have but is one less 543 (2558 to 2570 in 2026; two digits are then of the 2500s). Such a
-    time is kept as written (no zone to convert from), to the minute (`stats["exact_timestamps"]` False). A date
-    that does not read is a skipped record (`discord_bad_timestamp`, naming its line and why): of another pattern
-    than the file's or another order, a year no message can have (before 2015, after next year, a Buddhist-era year
-    among Gregorian ones), a weekday not the date's, designators of other languages (el, ar, hi…), month names other
-    than English (no "g" of these cultures writes one: they come from a user's own short-date setting, or the
-    2018-04 to 2018-06 CSV, which wrote "dd-MMM-yy" in the machine's culture), and a Finnish "klo" (fi's "g" is
-    "14.3.2024 18.02": it writes none).
+    separators, clock, and whether the time comes first), the one that reads the most of them; its year is the
+    field of four digits, else the one whose every value is a year a Discord message can have (2015 to next year:
+    "24/03/14" is year first), else the last; a month's name is the month, else of the two numbers left the one over
+    12 anywhere in the file is the day (`stats["date_order"]` for a date not year first: "day_first" or
+    "month_first"); with neither over 12, or both, the default: month before day after a year, month first with a
+    designator after the time as en-US writes it, else day first, said in a log line and by
+    `stats["date_order_ambiguous"]` True. Its names are of the languages that have the names of the most of its
+    dates (`stats["date_languages"]`, in the table's order: "Mar" alone is English, Spanish, Polish…); a name these
+    languages read as two different dates ("listopada": November in Polish, October in Croatian) is read in none.
+    Its years are of the Buddhist era, and read 543 earlier (`stats["buddhist_era"]` True), only when every one is:
+    a year that is no Gregorian one a message can have but is one less 543 (2558 to 2570 in 2026; two digits are
+    then of the 2500s). Such a time is kept as written (no zone to convert from), to the minute
+    (`stats["exact_timestamps"]` False). A date that does not read is a skipped record (`discord_bad_timestamp`,
+    naming its line and why): of another pattern than the file's or another order, a year no message can have
+    (before 2015, after next year, a Buddhist-era year among Gregorian ones), a weekday not the date's, a month or
+    weekday name not of the file's languages (or of none read here: Lithuanian, Hebrew, Hindi's months…), a name the
+    file's languages read as different dates, an hour over 12 beside a designator, designators of languages not
+    read here (fa, he, mr…) and a Finnish "klo" (fi's "g" is "14.3.2024 18.02": it writes none). Not read: a
+    weekday after the date (tr's and hu's long dates), weekday names of ja, ko and zh, ja's "18時02分".
 
 DiscordChatExporter's `--partition` splits a channel into `<name>.json`, `<name> [part 2].json`, …: the parts of
 one channel (same channel id) are read together into one chat, from the first part present (the later ones give
@@ -185,7 +201,7 @@ _EXPORTER_CSV_HEADERS = (
     ("Author", "Date", "Content", "Attachments"),
 )
 _RULE = "=" * 62  # what DiscordChatExporter's PlainText export starts and ends with
-_TEXT_HEADER = re.compile(r"\[([^\]\n]{6,40})\] (.+?)(?: \(pinned\))?")
+_TEXT_HEADER = re.compile(r"\[([^\]\n]{6,64})\] (.+?)(?: \(pinned\))?")  # a date: "[Thursday, March 14…]"
 _TEXT_BLOCKS = ("{Attachments}", "{Embed}", "{Stickers}", "{Reactions}")
 _PARTITION = re.compile(r"(.+) \[part (\d+)\]")
 _FILE_CHANNEL_ID = re.compile(r"(.*?) ?\[(\d+)\]")  # "Guild - Category - channel [<channel id>]"
@@ -219,27 +235,201 @@ _SYSTEM_SENTENCES = (
     (re.compile(r"Started a thread\."), "ThreadCreated"),
     (re.compile(r"Joined the server\."), "GuildMemberJoin"),
 )
+# the names .NET writes in dates, one row per language: its months (January first) and weekdays (Monday first), each
+# as every form written ("/" between them, "|" between months or days), then its AM and PM designators. Each form is
+# one of .NET's (ICU's symbols .NET asks for: months stand-alone and genitive, full and abbreviated; weekdays
+# stand-alone, full and abbreviated; AM/PM), as ICU 72.1 (CLDR 42) writes them, with the other forms CLDR 47 and
+# CLDR 29 (older ICUs) have. A name reads whatever its case and trailing dot; "Jan*uary" stands for every
+# abbreviation from "Jan" on ("Janu", "Sept", "Thurs"), as English dates have always been read here. Languages are
+# named in English, as a date's reason says it ("has no English month name")
+_LANGUAGES: dict[str, tuple[str, str, str]] = {
+    "English": (
+        "Jan*uary|Feb*ruary|Mar*ch|Apr*il|May|Jun*e|Jul*y|Aug*ust|Sep*tember|Oct*ober|Nov*ember|Dec*ember",
+        "Mon*day|Tue*sday|Wed*nesday|Thu*rsday|Fri*day|Sat*urday|Sun*day",
+        "AM|PM"),
+    "French": (
+        "janvier/janv.|février/févr.|mars|avril/avr.|mai|juin|juillet/juil.|août|septembre/sept.|octobre/oct."
+        "|novembre/nov.|décembre/déc.",
+        "lundi/lun.|mardi/mar.|mercredi/mer.|jeudi/jeu.|vendredi/ven.|samedi/sam.|dimanche/dim.",
+        "AM|PM"),
+    "German": (
+        "Januar/Jan|Februar/Feb|März/Mär|April/Apr|Mai|Juni/Jun|Juli/Jul|August/Aug|September/Sep/Sept.|Oktober/Okt"
+        "|November/Nov|Dezember/Dez",
+        "Montag/Mo|Dienstag/Di|Mittwoch/Mi|Donnerstag/Do|Freitag/Fr|Samstag/Sa|Sonntag/So",
+        "AM/vorm.|PM/nachm."),
+    "Spanish": (
+        "enero/ene|febrero/feb|marzo/mar|abril/abr|mayo/may|junio/jun|julio/jul|agosto/ago|septiembre/sept"
+        "|octubre/oct|noviembre/nov|diciembre/dic",
+        "lunes/lun|martes/mar|miércoles/mié|jueves/jue|viernes/vie|sábado/sáb|domingo/dom",
+        "a. m.|p. m."),
+    "Italian": (
+        "gennaio/gen|febbraio/feb|marzo/mar|aprile/apr|maggio/mag|giugno/giu|luglio/lug|agosto/ago|settembre/set"
+        "|ottobre/ott|novembre/nov|dicembre/dic",
+        "lunedì/lun|martedì/mar|mercoledì/mer|giovedì/gio|venerdì/ven|sabato/sab|domenica/dom",
+        "AM|PM"),
+    "Portuguese": (  # pt-BR and pt-PT
+        "janeiro/jan.|fevereiro/fev.|março/mar.|abril/abr.|maio/mai.|junho/jun.|julho/jul.|agosto/ago.|setembro/set."
+        "|outubro/out.|novembro/nov.|dezembro/dez.",
+        "segunda-feira/seg./segunda|terça-feira/ter./terça|quarta-feira/qua./quarta|quinta-feira/qui./quinta"
+        "|sexta-feira/sex./sexta|sábado/sáb.|domingo/dom.",
+        "AM/da manhã|PM/da tarde"),
+    "Dutch": (
+        "januari/jan|februari/feb|maart/mrt|april/apr|mei|juni/jun|juli/jul|augustus/aug|september/sep|oktober/okt"
+        "|november/nov|december/dec",
+        "maandag/ma|dinsdag/di|woensdag/wo|donderdag/do|vrijdag/vr|zaterdag/za|zondag/zo",
+        "a.m.|p.m."),
+    "Polish": (
+        "styczeń/stycznia/sty|luty/lutego/lut|marzec/marca/mar|kwiecień/kwietnia/kwi|maj/maja|czerwiec/czerwca/cze"
+        "|lipiec/lipca/lip|sierpień/sierpnia/sie|wrzesień/września/wrz|październik/października/paź"
+        "|listopad/listopada/lis|grudzień/grudnia/gru",
+        "poniedziałek/pon.|wtorek/wt.|środa/śr.|czwartek/czw.|piątek/pt.|sobota/sob.|niedziela/niedz.",
+        "AM|PM"),
+    "Russian": (
+        "январь/января/янв.|февраль/февраля/февр.|март/марта/мар.|апрель/апреля/апр.|май/мая|июнь/июня/июн."
+        "|июль/июля/июл.|август/августа/авг.|сентябрь/сентября/сент.|октябрь/октября/окт.|ноябрь/ноября/нояб."
+        "|декабрь/декабря/дек.",
+        "понедельник/пн|вторник/вт|среда/ср|четверг/чт|пятница/пт|суббота/сб|воскресенье/вс",
+        "AM/ДП|PM/ПП"),
+    "Ukrainian": (
+        "січень/січня/січ|лютий/лютого/лют|березень/березня/бер|квітень/квітня/кві/квіт.|травень/травня/тра/трав."
+        "|червень/червня/чер/черв.|липень/липня/лип|серпень/серпня/сер/серп.|вересень/вересня/вер"
+        "|жовтень/жовтня/жов/жовт.|листопад/листопада/лис/лист.|грудень/грудня/гру/груд.",
+        "понеділок/пн|вівторок/вт|середа/ср|четвер/чт|пʼятниця/пт|субота/сб|неділя/нд",
+        "дп|пп"),
+    "Turkish": (
+        "Ocak/Oca|Şubat/Şub|Mart/Mar|Nisan/Nis|Mayıs/May|Haziran/Haz|Temmuz/Tem|Ağustos/Ağu|Eylül/Eyl|Ekim/Eki"
+        "|Kasım/Kas|Aralık/Ara",
+        "Pazartesi/Pzt|Salı/Sal|Çarşamba/Çar|Perşembe/Per|Cuma/Cum|Cumartesi/Cmt|Pazar/Paz",
+        "ÖÖ|ÖS"),
+    "Swedish": (
+        "januari/jan.|februari/feb.|mars|april/apr.|maj|juni|juli|augusti/aug.|september/sep.|oktober/okt."
+        "|november/nov.|december/dec.",
+        "måndag/mån|tisdag/tis|onsdag/ons|torsdag/tors|fredag/fre|lördag/lör|söndag/sön",
+        "fm|em"),
+    "Danish": (
+        "januar/jan.|februar/feb.|marts/mar.|april/apr.|maj|juni/jun.|juli/jul.|august/aug.|september/sep."
+        "|oktober/okt.|november/nov.|december/dec.",
+        "mandag/man.|tirsdag/tirs./tir|onsdag/ons.|torsdag/tors./tor|fredag/fre.|lørdag/lør.|søndag/søn.",
+        "AM|PM"),
+    "Norwegian": (  # nb
+        "januar/jan|februar/feb|mars/mar|april/apr|mai|juni/jun|juli/jul|august/aug|september/sep|oktober/okt"
+        "|november/nov|desember/des",
+        "mandag/man.|tirsdag/tir.|onsdag/ons.|torsdag/tor.|fredag/fre.|lørdag/lør.|søndag/søn.",
+        "a.m.|p.m."),
+    "Finnish": (
+        "tammikuu/tammikuuta/tammi/tammik.|helmikuu/helmikuuta/helmi/helmik.|maaliskuu/maaliskuuta/maalis/maalisk."
+        "|huhtikuu/huhtikuuta/huhti/huhtik.|toukokuu/toukokuuta/touko/toukok.|kesäkuu/kesäkuuta/kesä/kesäk."
+        "|heinäkuu/heinäkuuta/heinä/heinäk.|elokuu/elokuuta/elo/elok.|syyskuu/syyskuuta/syys/syysk."
+        "|lokakuu/lokakuuta/loka/lokak.|marraskuu/marraskuuta/marras/marrask.|joulukuu/joulukuuta/joulu/jouluk.",
+        "maanantai/ma|tiistai/ti|keskiviikko/ke|torstai/to|perjantai/pe|lauantai/la|sunnuntai/su",
+        "ap.|ip."),
+    "Czech": (
+        "leden/ledna/led|únor/února/úno|březen/března/bře|duben/dubna/dub|květen/května/kvě|červen/června/čvn"
+        "|červenec/července/čvc|srpen/srpna/srp|září/zář|říjen/října/říj|listopad/listopadu/lis"
+        "|prosinec/prosince/pro",
+        "pondělí/po|úterý/út|středa/st|čtvrtek/čt|pátek/pá|sobota/so|neděle/ne",
+        "dop.|odp."),
+    "Romanian": (
+        "ianuarie/ian.|februarie/feb.|martie/mar.|aprilie/apr.|mai|iunie/iun.|iulie/iul.|august/aug."
+        "|septembrie/sept.|octombrie/oct.|noiembrie/nov.|decembrie/dec.",
+        "luni/lun.|marți/mar.|miercuri/mie.|joi|vineri/vin.|sâmbătă/sâm.|duminică/dum.",
+        "a.m.|p.m."),
+    "Hungarian": (
+        "január/jan.|február/febr.|március/márc.|április/ápr.|május/máj.|június/jún.|július/júl.|augusztus/aug."
+        "|szeptember/szept.|október/okt.|november/nov.|december/dec.",
+        "hétfő/H|kedd/K|szerda/Sze|csütörtök/Cs|péntek/P|szombat/Szo|vasárnap/V",
+        "de.|du."),
+    "Greek": (
+        "Ιανουάριος/Ιανουαρίου/Ιαν|Φεβρουάριος/Φεβρουαρίου/Φεβ|Μάρτιος/Μαρτίου/Μάρ/Μαρ|Απρίλιος/Απριλίου/Απρ"
+        "|Μάιος/Μαΐου/Μάι/Μαΐ|Ιούνιος/Ιουνίου/Ιούν/Ιουν|Ιούλιος/Ιουλίου/Ιούλ/Ιουλ|Αύγουστος/Αυγούστου/Αύγ/Αυγ"
+        "|Σεπτέμβριος/Σεπτεμβρίου/Σεπ|Οκτώβριος/Οκτωβρίου/Οκτ|Νοέμβριος/Νοεμβρίου/Νοέ/Νοε|Δεκέμβριος/Δεκεμβρίου/Δεκ",
+        "Δευτέρα/Δευ|Τρίτη/Τρί|Τετάρτη/Τετ|Πέμπτη/Πέμ|Παρασκευή/Παρ|Σάββατο/Σάβ|Κυριακή/Κυρ",
+        "π.μ.|μ.μ."),
+    "Indonesian": (
+        "Januari/Jan|Februari/Feb|Maret/Mar|April/Apr|Mei|Juni/Jun|Juli/Jul|Agustus/Agu/Agt|September/Sep"
+        "|Oktober/Okt|November/Nov|Desember/Des",
+        "Senin/Sen|Selasa/Sel|Rabu/Rab|Kamis/Kam|Jumat/Jum|Sabtu/Sab|Minggu/Min",
+        "AM|PM"),
+    "Vietnamese": (
+        "Tháng 1/Thg 1|Tháng 2/Thg 2|Tháng 3/Thg 3|Tháng 4/Thg 4|Tháng 5/Thg 5|Tháng 6/Thg 6|Tháng 7/Thg 7"
+        "|Tháng 8/Thg 8|Tháng 9/Thg 9|Tháng 10/Thg 10|Tháng 11/Thg 11|Tháng 12/Thg 12",
+        "Thứ Hai/Th 2/Thứ 2|Thứ Ba/Th 3/Thứ 3|Thứ Tư/Th 4/Thứ 4|Thứ Năm/Th 5/Thứ 5|Thứ Sáu/Th 6/Thứ 6"
+        "|Thứ Bảy/Th 7/Thứ 7|Chủ Nhật/CN",
+        "SA|CH"),
+    "Croatian": (
+        "siječanj/siječnja/sij|veljača/veljače/velj|ožujak/ožujka/ožu|travanj/travnja/tra|svibanj/svibnja/svi"
+        "|lipanj/lipnja/lip|srpanj/srpnja/srp|kolovoz/kolovoza/kol|rujan/rujna/ruj|listopad/listopada/lis"
+        "|studeni/studenoga/stu|prosinac/prosinca/pro",
+        "ponedjeljak/pon|utorak/uto|srijeda/sri|četvrtak/čet|petak/pet|subota/sub|nedjelja/ned",
+        "AM|PM"),
+    # languages whose dates are read by their designators alone (numbers only, or names not read here)
+    "Arabic": ("", "", "ص|م"),
+    "Hindi": ("", "", "am/पूर्वाह्न|pm/अपराह्न"),  # ICU's, and CLDR 29's (ICUs before 2018)
+    "Korean": ("", "", "오전|오후"),
+    "Chinese": ("", "", "上午|下午"),
+    "Japanese": ("", "", "午前|午後"),
+    "Thai": ("", "", "ก่อนเที่ยง|หลังเที่ยง"),
+}
+
+
+def _name_key(word: str) -> str:
+    """What a written month or weekday name is looked up as: case, a trailing dot and the kind of space not told."""
+    return " ".join(word.casefold().rstrip(".").split())
+
+
+def _designator_key(word: str) -> str:
+    """What a written AM/PM designator is looked up as: "a. m.", "A.M." and "am" alike."""
+    return "".join(word.casefold().replace(".", "").split())
+
+
+def _index_names(column: int) -> dict[str, dict[str, int]]:
+    """Every form of `_LANGUAGES`' months (column 0) or weekdays (1) → {language: its place (from 0)}."""
+    index: dict[str, dict[str, int]] = {}
+    for language, row in _LANGUAGES.items():
+        for place, forms in enumerate(row[column].split("|") if row[column] else ()):
+            for form in forms.split("/"):
+                stem, star, rest = form.partition("*")
+                for end in range(len(rest) + 1) if star else (0,):
+                    index.setdefault(_name_key(stem + rest[:end]), {})[language] = place
+    return index
+
+
+def _alternatives(forms: set[str], space: str) -> str:
+    """A pattern for any of `forms` (longest first), each space in one matching `space`."""
+    return "|".join(space.join(map(re.escape, form.split())) for form in sorted(forms, key=len, reverse=True))
+
+
+_MONTHS = _index_names(0)
+_WEEKDAYS = _index_names(1)
+_DESIGNATORS = {_designator_key(form): place == 1 for _, _, designators in _LANGUAGES.values()
+                for place, forms in enumerate(designators.split("|")) for form in forms.split("/")}  # → afternoon
 # times as DiscordChatExporter's CSV and PlainText write them in a locale's format or a user's own (see the module's
-# docstring): maybe an English weekday, then the date's three fields (numbers, or one a month's name) and their
-# separators ("/", ".", "-", ". " ko and hu, ", " of "Mar 14, 2024", a space), a trailing "." (ko, hu, hr) or " г."
-# (bg); then the time: "18:02", "18.02" (fi, da), "18 h 02" (fr-CA), a 12-hour clock's designator before it (ko,
-# zh-TW, ja) or after it (AM/PM, a.m./p.m., th's). Which field is the day, the month and the year is decided for the
-# whole file (`_DatePattern`); a month's name in another language matches here, to be counted as unread (not taken
-# for a message's text in PlainText)
-_AFTERNOON = {"오전": False, "오후": True, "上午": False, "下午": True, "午前": False, "午後": True,
-              "ก่อนเที่ยง": False, "หลังเที่ยง": True}
-_FIELD = r"\d{1,4}|[^\W\d_]{3,}\.?"
-_BETWEEN_FIELDS = r"\s?[./-]\s?|,?\s"
-_LOCAL_TIME = re.compile(
-    r"\s*(?:(?P<weekday>(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?)(?P<after_weekday>,?\s))?"
-    rf"(?P<f0>{_FIELD})(?P<s0>{_BETWEEN_FIELDS})(?P<f1>{_FIELD})(?P<s1>{_BETWEEN_FIELDS})(?P<f2>{_FIELD})"
-    r"(?P<end>\.?(?:\s?г\.)?,?)\s+"
-    r"(?:(?P<before>오전|오후|上午|下午|午前|午後)\s?)?(?P<hour>\d{1,2})(?P<clock>[:.]|\s?h\s?)(?P<minute>\d\d)"
-    r"(?:[:.](?P<second>\d\d))?(?:\s*(?P<after>[AP]\.?\s?M\.?|ก่อนเที่ยง|หลังเที่ยง))?\s*",
-    re.IGNORECASE)
+# docstring): maybe a weekday, then the date's three fields (numbers, or one a month's name, which may hold a space:
+# vi "thg 3") and their separators ("/", ".", "-", ". " ko and hu, ", " of "Mar 14, 2024", a space, " de " es and pt,
+# 年 月 ja and zh, 년 월 ko, a right-to-left mark before one: ar), a trailing "." (ko, hu, hr), " г." (bg, ru), " р."
+# (uk), 日 or 일; then the time: "18:02", "18.02" (fi, da), "18 h 02" (fr-CA), a 12-hour clock's designator before it
+# (ko, zh-TW, ja, tr…) or after it. `_TIME_FIRST` reads the same with the time before the date ("18:02 14.03.2024").
+# Which field is the day, the month and the year is decided for the whole file (`_DatePattern`); a word as a month
+# that is no name read here matches, to be counted as unread (not taken for a message's text in PlainText)
+_SPACED_MONTHS = _alternatives({form for form in _MONTHS if " " in form}, r"\s")
+_SPACED_WEEKDAYS = _alternatives({form for form in _WEEKDAYS if " " in form}, r"\s")
+# a weekday: a word (a hyphen inside: pt's "quinta-feira") or two ("Thứ Năm"), never the start of a month's name of
+# two words ("thg 3 14, 2024")
+_WEEKDAY = rf"(?!(?:{_SPACED_MONTHS})\b)(?:[^\W\d_]+(?:-[^\W\d_]+)?\.?|{_SPACED_WEEKDAYS})"
+_FIELD = rf"\d{{1,4}}|[^\W\d_]{{3,}}\.?|{_SPACED_MONTHS}"
+_BETWEEN_FIELDS = r"\s?[./-]\s?|,?\s(?:de\s)?|[年月]|[년월]\s?"
+_BIDI_MARK = r"[\u200e\u200f\u061c]?"  # ar's short date writes one after its day and its month
+_DESIGNATOR = _alternatives({f for _, _, d in _LANGUAGES.values() for f in re.split("[|/]", d)}, r"\s?")
+_DATE = (rf"(?:(?P<weekday>{_WEEKDAY})(?P<after_weekday>,?\s))?"
+         rf"(?P<f0>{_FIELD}){_BIDI_MARK}(?P<s0>{_BETWEEN_FIELDS})(?P<f1>{_FIELD}){_BIDI_MARK}"
+         rf"(?P<s1>{_BETWEEN_FIELDS})(?P<f2>{_FIELD})"
+         r"(?P<end>\.?(?:\s?[гр]\.)?,?|日|일)")
+_TIME = (rf"(?:(?P<before>{_DESIGNATOR})\s?)?(?P<hour>\d{{1,2}})(?P<clock>[:.]|\s?h\s?)(?P<minute>\d\d)"
+         rf"(?:[:.](?P<second>\d\d))?(?:\s*(?P<after>[AP]\.?\s?M\.?|{_DESIGNATOR}))?")
+_LOCAL_TIME = re.compile(rf"\s*{_DATE}\s+{_TIME}\s*", re.IGNORECASE)
+_TIME_FIRST = re.compile(rf"\s*{_TIME},?\s+{_DATE}\s*", re.IGNORECASE)
 _EPOCH_TIME = re.compile(r"\s*(\d{10}|\d{13})\s*")
-_MONTH_NAMES = "january february march april may june july august september october november december".split()
-_WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_SPACES = re.compile(r"\s+")
 # no Discord message is older (its ids count from 2015-01-01): the earliest year a written date can hold
 _DISCORD_FIRST_YEAR = 2015
 _BUDDHIST_ERA = 543  # years the Thai Buddhist calendar (.NET's th-TH) counts ahead of the Gregorian one
@@ -1149,6 +1339,8 @@ def _as_exporter(path: Path, rows: list, form: str, shape: dict) -> dict:
             read["buddhist_era"] = True
         if times.pattern.order is not None:
             read.update(date_order=times.pattern.order, date_order_ambiguous=times.pattern.ambiguous)
+        if times.pattern.languages:
+            read["date_languages"] = list(times.pattern.languages)
     if not times.exact:
         read["exact_timestamps"] = False
     return {**shape, "guild": shape.get("guild", {}), "channel": channel, "messages": messages, "_read": read}
@@ -1225,14 +1417,16 @@ class _UnreadDate:
 @dataclass(frozen=True)
 class _DateShape:
     """What every date written in one pattern shares: its fields' kinds ("a" a month's name, "4" a number of three
-    or four digits, "2" of one or two), the separators between and after them, and its clock."""
+    or four digits, "2" of one or two), the separators between and after them, its clock, and which comes first."""
 
-    weekday: str | None  # what follows an English weekday before the date (", " or " "), None without one
+    weekday: str | None  # what follows a weekday before the date (", " or " "), None without one
     kinds: tuple[str, str, str]
     separators: tuple[str, str, str]  # after the first field, after the second, after the third
     clock: str  # between hour and minute: ":", "." or "h" (fr-CA's "18 h 02")
     seconds: bool
     designator: str | None  # a 12-hour clock's "before" the time (ko, zh-TW, ja) or "after" it; None: 24 hours
+    time_first: bool = False  # the time before the date ("18:02 14.03.2024"), as some users' own formats write it
+
 
 
 @dataclass(frozen=True)
@@ -1251,18 +1445,22 @@ class _WrittenDate:
 
     @staticmethod
     def read(text: str) -> _WrittenDate | None:
-        """`text` cut into its parts; None for no local date and time."""
-        m = _LOCAL_TIME.fullmatch(text)
-        fields = (m["f0"], m["f1"], m["f2"]) if m else ()
-        kinds = tuple("a" if f[0].isalpha() else "4" if len(f) > 2 else "2" for f in fields)
-        if m is None or kinds.count("a") > 1:  # words, not a date ("[Meet you 2024 18:00]")
+        """`text` cut into its parts; None for no local date and time (a word before a date that is no weekday
+        read here is none: "[on 14 Mar 2024 18:00]")."""
+        m = _LOCAL_TIME.fullmatch(text) or _TIME_FIRST.fullmatch(text)
+        if m is None:
             return None
-        separators = tuple(re.sub(r"\s+", " ", m[g]) for g in ("s0", "s1", "end"))
+        fields = (m["f0"], m["f1"], m["f2"])
+        kinds = tuple("a" if f[0].isalpha() else "4" if len(f) > 2 else "2" for f in fields)
+        if kinds.count("a") > 1 or (m["weekday"] is not None and _name_key(m["weekday"]) not in _WEEKDAYS):
+            return None  # words, not a date ("[Meet you 2024 18:00]")
+        separators = (_SPACES.sub(" ", m["s0"]), _SPACES.sub(" ", m["s1"]), _SPACES.sub(" ", m["end"]))
         designator = m["before"] or m["after"]
-        shape = _DateShape(m["after_weekday"] and re.sub(r"\s+", " ", m["after_weekday"]), kinds, separators,
+        shape = _DateShape(m["after_weekday"] and _SPACES.sub(" ", m["after_weekday"]), kinds, separators,
                            "h" if "h" in m["clock"].lower() else m["clock"], m["second"] is not None,
-                           None if designator is None else "before" if m["before"] else "after")
-        afternoon = None if designator is None else _AFTERNOON.get(designator, designator[0] in "Pp")
+                           None if designator is None else "before" if m["before"] else "after",
+                           m.re is _TIME_FIRST)
+        afternoon = None if designator is None else _DESIGNATORS[_designator_key(designator)]
         return _WrittenDate(text, shape, m["weekday"], fields, int(m["hour"]), int(m["minute"]),
                             int(m["second"] or 0), afternoon)
 
@@ -1284,17 +1482,11 @@ def _year_of(written: str, this_year: int) -> tuple[int, bool] | None:
     return None
 
 
-def _named(word: str, names: list[str]) -> int | None:
-    """The place (from 0) of the English name `word` abbreviates ("Mar", "March", "Sept." → 2), None for a word of
-    another language."""
-    word = word.rstrip(".").lower()
-    return next((i for i, name in enumerate(names) if len(word) >= 3 and name.startswith(word)), None)
-
-
 @dataclass(frozen=True)
 class _DatePattern:
-    """Which of a date shape's fields are the year, the month and the day, and whether the years are of the Thai
-    Buddhist era: decided once (`infer`) from all of a file's dates of that shape, as WhatsApp's date order is."""
+    """Which of a date shape's fields are the year, the month and the day, whether the years are of the Thai
+    Buddhist era, and in which language its names are: decided once (`infer`) from all of a file's dates of that
+    shape, as WhatsApp's date order is."""
 
     shape: _DateShape
     year: int  # the year's field (0, 1 or 2)
@@ -1304,6 +1496,9 @@ class _DatePattern:
     order: str | None  # `stats["date_order"]`: "day_first" or "month_first" for two numbers before the year
     ambiguous: bool | None  # True when no number over 12 told that order, or numbers over 12 in both places
     assumed: tuple[str, ...]  # what was assumed for lack of evidence, for the log (none when the dates told all)
+    # the languages whose month and weekday names read the most of the file's dates, in `_LANGUAGES`' order ("Mar"
+    # alone is English, Spanish, Polish…); none for dates of numbers alone, or of no name read here
+    languages: tuple[str, ...] = ()
 
     @staticmethod
     def infer(shape: _DateShape, dates: list[_WrittenDate], this_year: int) -> _DatePattern:
@@ -1311,7 +1506,7 @@ class _DatePattern:
         have (14 is none: "24/03/14" is year first), else the last; a month's name is the month; of two numbers
         left, one over 12 anywhere in the file is the day. Without one (or with days over 12 in both places), the
         default: year, month, day for a year first, month first with a designator after the time (as en-US writes
-        it), else day first."""
+        it), else day first. The names' language is the one that has the names of the most dates."""
         numbers = [i for i, kind in enumerate(shape.kinds) if kind != "a"]
         names = [i for i, kind in enumerate(shape.kinds) if kind == "a"]
         wide = [i for i in numbers if shape.kinds[i] == "4"]
@@ -1337,28 +1532,48 @@ class _DatePattern:
             if year != 0:
                 order, ambiguous = ("day_first" if day_first else "month_first"), over_first == over_second
         eras = {found[1] for d in dates if (found := _year_of(d.fields[year], this_year))}
-        return _DatePattern(shape, year, month, day, eras == {True}, order, ambiguous, tuple(assumed))
+        languages = _languages_of(dates, month if names else None) if names or shape.weekday is not None else ()
+        return _DatePattern(shape, year, month, day, eras == {True}, order, ambiguous, tuple(assumed), languages)
 
     def read(self, date: _WrittenDate, this_year: int) -> datetime | str:
-        """The local time `date` (of this pattern's shape) holds, or why it holds none."""
+        """The local time `date` (of this pattern's shape) holds, or why it holds none: its names are read in the
+        file's languages, and a date they read as two different times is none."""
         found = _year_of(date.fields[self.year], this_year)
         if found is None:
             return "has a year no Discord message has"
         year, buddhist = found
         if buddhist != self.buddhist:
             return "has a Buddhist-era year among the file's Gregorian ones"
-        month = date.fields[self.month]
-        month = _named(month, _MONTH_NAMES) if month[0].isalpha() else int(month) - 1
-        if month is None:
-            return "has no English month name"
+        if date.afternoon is not None and not 1 <= date.hour <= 12:
+            return "has an hour of no 12-hour clock beside its AM/PM designator"
+        written = date.fields[self.month]
+        if not written[0].isalpha() and date.weekday is None:
+            return self._moment(date, year, int(written) - 1)
+        meanings = _meanings(self.languages, written, date.weekday)
+        if isinstance(meanings, str):
+            return meanings
+        read: dict[datetime, list[str]] = {}
+        why = ""
+        for (month, weekday), languages in meanings.items():
+            moment = self._moment(date, year, month)
+            if isinstance(moment, str):
+                why = why or moment
+            elif weekday is not None and weekday != moment.weekday():
+                why = why or f"is a {moment:%A} in the file's pattern ({self.describe()}), not a {date.weekday}"
+            else:
+                read.setdefault(moment, []).extend(languages)
+        if len(read) > 1:
+            told = ", ".join(f"{moment:%Y-%m-%d} in {' and '.join(languages)}" for moment, languages in read.items())
+            return f"reads as {told}, and the file's other dates do not tell which language it is in"
+        return next(iter(read), why)
+
+    def _moment(self, date: _WrittenDate, year: int, month: int) -> datetime | str:
+        """The time `date` holds with this year and month (from 0), or why there is none."""
         hour = date.hour if date.afternoon is None else date.hour % 12 + (12 if date.afternoon else 0)
         try:
-            moment = datetime(year, month + 1, int(date.fields[self.day]), hour, date.minute, date.second)
+            return datetime(year, month + 1, int(date.fields[self.day]), hour, date.minute, date.second)
         except ValueError:
             return f"is no date in the file's pattern ({self.describe()})"
-        if date.weekday is not None and _named(date.weekday, _WEEKDAY_NAMES) != moment.weekday():
-            return f"is a {moment:%A} in the file's pattern ({self.describe()}), not a {date.weekday}"
-        return moment
 
     def describe(self) -> str:
         """The pattern as .NET's format strings write one ("d/M/yyyy H:mm", "MMM d, yyyy h:mm tt"), without the
@@ -1366,12 +1581,14 @@ class _DatePattern:
         shape = self.shape
         fields = {self.year: "yyyy" if shape.kinds[self.year] == "4" else "yy",
                   self.month: "MMM" if shape.kinds[self.month] == "a" else "M", self.day: "d"}
-        date = "".join(fields[i] + shape.separators[i] for i in range(3))
+        # a separator's Latin letters are quoted, as .NET would read them as fields ("d 'de' MMM 'de' yyyy")
+        date = "".join(fields[i] + re.sub(r"[A-Za-z]+", r"'\g<0>'", shape.separators[i]) for i in range(3))
+        date = ("" if shape.weekday is None else f"ddd{shape.weekday}") + date
         hour = "H" if shape.designator is None else "h"
         clock = " h " if shape.clock == "h" else shape.clock
         time = f"{hour}{clock}mm" + (f"{':' if shape.clock == 'h' else shape.clock}ss" if shape.seconds else "")
         time = {"before": f"tt {time}", "after": f"{time} tt"}.get(shape.designator or "", time)
-        return ("" if shape.weekday is None else f"ddd{shape.weekday}") + f"{date} {time}"
+        return f"{time} {date}" if shape.time_first else f"{date} {time}"
 
     def log(self, path: Path | None) -> None:
         """Say in the log what the file's dates could not tell, and a Buddhist era read."""
@@ -1380,6 +1597,43 @@ class _DatePattern:
         if self.buddhist:
             log.info("%s: its years are of the Thai Buddhist era (th-TH's calendar): read %d years earlier (%s)",
                      path, _BUDDHIST_ERA, self.describe())
+
+
+def _languages_of(dates: list[_WrittenDate], month: int | None) -> tuple[str, ...]:
+    """The languages that have the names (the month's in field `month`, and the weekday) of the most of `dates`,
+    in `_LANGUAGES`' order; none when no date's names are a language's."""
+    counts: Counter[str] = Counter()
+    for (name, weekday), named in Counter((None if month is None else d.fields[month], d.weekday)
+                                          for d in dates).items():
+        known = _MONTHS.get(_name_key(name), {}).keys() if name is not None else None
+        if weekday is not None:
+            weekdays = _WEEKDAYS.get(_name_key(weekday), {}).keys()
+            known = weekdays if known is None else known & weekdays
+        for language in known or ():
+            counts[language] += named
+    most = max(counts.values(), default=0)
+    return tuple(language for language in _LANGUAGES if most and counts[language] == most)
+
+
+_Meanings = dict[tuple[int, int | None], list[str]]  # (a month from 0, a weekday from 0 or None) → languages
+
+
+@lru_cache(maxsize=4096)
+def _meanings(languages: tuple[str, ...], month: str, weekday: str | None) -> _Meanings | str:
+    """What a date's month (a name, or a number) and weekday (None without one) mean in each of `languages`: (the
+    month from 0, the weekday from 0 or None) → the languages reading them so; or why they mean nothing there."""
+    months = _MONTHS.get(_name_key(month), {}) if month[0].isalpha() else None
+    weekdays = _WEEKDAYS.get(_name_key(weekday), {}) if weekday is not None else None
+    meanings: _Meanings = {}
+    for language in languages:
+        place = int(month) - 1 if months is None else months.get(language)
+        day = None if weekdays is None else weekdays.get(language)
+        if place is not None and (weekdays is None or day is not None):
+            meanings.setdefault((place, day), []).append(language)
+    if meanings:
+        return meanings
+    what = "month" if months is not None and (not languages or languages[0] not in months) else "weekday"
+    return f"has no {languages[0]} {what} name" if languages else f"has no {what} name of a language read here"
 
 
 def _is_iso(text: str) -> bool:

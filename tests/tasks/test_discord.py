@@ -553,9 +553,10 @@ def test_plain_text_dates_in_the_g_format_of_common_cultures(tmp_path, culture):
 
 
 def test_dates_no_g_format_of_a_covered_culture_writes_stay_counted(tmp_path):
-    # a Greek designator, a German month name (a user's own short-date setting) and Finnish "klo" are not guessed
+    # a Persian designator, a Lithuanian month name (languages not read) and Finnish "klo" are not guessed; Greek
+    # designators and German month names, counted here before, read (TestDatesInOtherLanguages)
     rows = "".join(f'"111","sam","{d}","message {i}","",""\n' for i, d in enumerate(
-        ["14/3/2024 6:02 μ.μ.", "14-Mär-24 06:02 PM", "14.3.2024 klo 18.02", "15.3.2024 9.03"]))
+        ["14/3/2024 6:02 ب.ظ", "14-kov.-24 06:02", "14.3.2024 klo 18.02", "15.3.2024 9.03"]))
     path = tmp_path / "chat.csv"
     path.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n" + rows, encoding="utf-8")
     skips = SkipCounter()
@@ -880,3 +881,156 @@ def _bad_timestamp_details(path):
     skips = _EverySkip()
     read_discord_export(path, skips)
     return [detail for reason, detail in skips.details if reason == "discord_bad_timestamp"]
+
+
+# ---------------------------------------------------------------------------------------------- dates: other languages
+
+
+class TestDatesInOtherLanguages:
+    """Dates written on machines of other cultures: month and weekday names of the table's languages (as .NET writes
+    them: stand-alone and genitive, full and abbreviated), their AM/PM designators, the time before the date. Every
+    date here was read as no date before (a counted skip), or never written (.NET's names and designators, from ICU
+    72's data and CLDR's, are in the module's docstring)."""
+
+    # a user's own short date and time in each language (Windows' settings or an old --dateformat), and how the
+    # file's pattern is then described; the dates are 2024-03-14 18:02 and 2024-03-15 09:03 unless said
+    @pytest.mark.parametrize(("dates", "pattern", "language", "sent"), [
+        (["jeudi 14 mars 2024 18:02", "vendredi 15 mars 2024 09:03"], "ddd d MMM yyyy H:mm", "French", SENT),
+        (["14 févr. 2024 18:02", "15 avr. 2024 09:03"], "d MMM yyyy H:mm", "French",
+         (datetime(2024, 2, 14, 18, 2), datetime(2024, 4, 15, 9, 3))),
+        (["Donnerstag, 14. März 2024 18:02", "Freitag, 15. März 2024 09:03"], "ddd, d. MMM yyyy H:mm", "German",
+         SENT),
+        (["14. Sept. 2024 18:02", "15. Okt. 2024 09:03"], "d. MMM yyyy H:mm", "German",
+         (datetime(2024, 9, 14, 18, 2), datetime(2024, 10, 15, 9, 3))),
+        (["jue, 14 de marzo de 2024 18:02", "vie, 15 de marzo de 2024 9:03"], "ddd, d 'de' MMM 'de' yyyy H:mm",
+         "Spanish", SENT),
+        (["giovedì 14 marzo 2024 18:02", "venerdì 15 marzo 2024 09:03"], "ddd d MMM yyyy H:mm", "Italian", SENT),
+        (["quinta-feira, 14 de março de 2024 18:02", "sexta-feira, 15 de março de 2024 09:03"],
+         "ddd, d 'de' MMM 'de' yyyy H:mm", "Portuguese", SENT),  # pt-BR's and pt-PT's long date
+        (["14/03/2024, 6:02 da tarde", "15/03/2024, 9:03 da manhã"], "d/M/yyyy, h:mm tt", None, SENT),  # pt-PT
+        (["14 mrt 2024 18:02", "15 mei 2024 09:03"], "d MMM yyyy H:mm", "Dutch",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14 marca 2024 18:02", "15 maja 2024 09:03"], "d MMM yyyy H:mm", "Polish",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14 марта 2024 г. 18:02", "15 мая 2024 г. 9:03"], "d MMM yyyy г. H:mm", "Russian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["чт, 14.03.2024 18:02", "пт, 15.03.2024 9:03"], "ddd, d.M.yyyy H:mm", "Russian", SENT),
+        (["14 бер. 2024 р. 18:02", "15 трав. 2024 р. 09:03"], "d MMM yyyy р. H:mm", "Ukrainian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14 Mart 2024 18:02", "15 Mayıs 2024 09:03"], "d MMM yyyy H:mm", "Turkish",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["tors 14 mars 2024 18:02", "fre 15 mars 2024 09:03"], "ddd d MMM yyyy H:mm", "Swedish", SENT),
+        (["14. marts 2024 18.02", "15. maj 2024 09.03"], "d. MMM yyyy H.mm", "Danish",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14. mar. 2024, 18:02", "15. des. 2024, 09:03"], "d. MMM yyyy, H:mm", "Norwegian",  # nb's medium date
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 12, 15, 9, 3))),
+        (["14. maaliskuuta 2024 18.02", "15. toukokuuta 2024 9.03"], "d. MMM yyyy H.mm", "Finnish",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14. března 2024 18:02", "15. května 2024 9:03"], "d. MMM yyyy H:mm", "Czech",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14 martie 2024 18:02", "15 mai 2024 09:03"], "d MMM yyyy H:mm", "Romanian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["2024. márc. 14. 18:02", "2024. máj. 15. 9:03"], "yyyy. MMM d. H:mm", "Hungarian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["14 Μαρτίου 2024 6:02 μ.μ.", "15 Μαΐου 2024 9:03 π.μ."], "d MMM yyyy h:mm tt", "Greek",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["Kamis, 14 Maret 2024 18.02", "Jumat, 15 Maret 2024 09.03"], "ddd, d MMM yyyy H.mm", "Indonesian", SENT),
+        (["14 tháng 3, 2024 18:02", "15 thg 5, 2024 09:03"], "d MMM, yyyy H:mm", "Vietnamese",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["Thứ Năm, 14/03/2024 18:02", "Thứ Sáu, 15/03/2024 09:03"], "ddd, d/M/yyyy H:mm", "Vietnamese", SENT),
+        (["14. ožujka 2024. 18:02", "15. svibnja 2024. 09:03"], "d. MMM yyyy. H:mm", "Croatian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        # year first with ja's and zh's 年 月 日, ko's 년 월 일
+        (["2024年3月14日 18:02", "2024年3月15日 9:03"], "yyyy年M月d日 H:mm", None, SENT),
+        (["2024年3月14日 下午6:02", "2024年3月15日 上午9:03"], "yyyy年M月d日 tt h:mm", None, SENT),
+        (["2024년 3월 14일 오후 6:02", "2024년 3월 15일 오전 9:03"], "yyyy년 M월 d일 tt h:mm", None, SENT),
+    ])
+    def test_month_and_weekday_names_of_each_language(self, tmp_path, dates, pattern, language, sent):
+        path = _csv_of_dates(tmp_path, dates)
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [m.timestamp for m in chat.messages] == list(sent) and skips.total == 0
+        assert chat.stats["date_pattern"] == pattern
+        assert chat.stats.get("date_languages", [None])[0] == language
+
+    # the designators .NET writes for these cultures' 12-hour clocks ("g" of el-GR, ar-EG, vi-VN…, else a user's
+    # own time format), after the time or before it
+    @pytest.mark.parametrize("dates", [
+        ["14/3/2024 6:02 μ.μ.", "15/3/2024 9:03 π.μ."],  # el
+        ["14\u200f/3\u200f/2024 6:02 م", "15\u200f/3\u200f/2024 9:03 ص"],  # ar-EG's "g", its right-to-left marks
+        ["14/3/2024 6:02 अपराह्न", "15/3/2024 9:03 पूर्वाह्न"],  # hi, CLDR 29 (ICU now writes "pm", read before)
+        ["14/03/2024 6:02 CH", "15/03/2024 9:03 SA"],  # vi
+        ["14.03.2024 ÖS 6:02", "15.03.2024 ÖÖ 9:03"],  # tr, before the time
+        ["2024-03-14 6:02 em", "2024-03-15 9:03 fm"],  # sv
+        ["14.3.2024 6.02 ip.", "15.3.2024 9.03 ap."],  # fi
+        ["14.03.2024 6:02 odp.", "15.03.2024 9:03 dop."],  # cs
+        ["2024. 03. 14. du. 6:02", "2024. 03. 15. de. 9:03"],  # hu
+        ["14.03.2024 6:02 пп", "15.03.2024 9:03 дп"],  # uk
+        ["14.03.2024 6:02 ПП", "15.03.2024 9:03 ДП"],  # ru, CLDR 29
+        ["14.03.2024 6:02 nachm.", "15.03.2024 9:03 vorm."],  # de, CLDR 29
+    ])
+    def test_am_pm_designators_of_other_languages(self, tmp_path, dates):
+        skips = SkipCounter()
+        [chat] = read_discord_export(_csv_of_dates(tmp_path, dates), skips)
+        assert [m.timestamp for m in chat.messages] == list(SENT) and skips.total == 0
+
+    @pytest.mark.parametrize(("dates", "pattern"), [
+        (["18:02 14.03.2024", "09:03 15.03.2024"], "H:mm d.M.yyyy"),
+        (["6:02 PM 3/14/2024", "9:03 AM 3/15/2024"], "h:mm tt M/d/yyyy"),
+        (["18.02 14.3.2024", "9.03 15.3.2024"], "H.mm d.M.yyyy"),
+        (["18:02 jeu. 14 mars 2024", "09:03 ven. 15 mars 2024"], "H:mm ddd d MMM yyyy"),
+        (["오후 6:02 2024. 3. 14.", "오전 9:03 2024. 3. 15."], "tt h:mm yyyy. M. d."),
+    ])
+    def test_the_time_before_the_date(self, tmp_path, dates, pattern):
+        path = tmp_path / "kim.txt"
+        path.write_text(_plain_text((dates[0], "sam.lee", "Hey"), (dates[1], "kim_k", "Yes!")), encoding="utf-8")
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [(m.author, m.timestamp) for m in chat.messages] == [("sam.lee", SENT[0]), ("kim_k", SENT[1])]
+        assert skips.total == 0 and chat.stats["date_pattern"] == pattern
+
+    def test_time_first_and_date_first_in_one_file_is_one_pattern(self, tmp_path):
+        path = _csv_of_dates(tmp_path, ["18:02 14.03.2024", "09:03 15.03.2024", "16.03.2024 10:00"])
+        [chat] = read_discord_export(path)
+        assert [m.text for m in chat.messages] == ["message 0", "message 1"]
+        assert _bad_timestamp_details(path) == [
+            "line 4: '16.03.2024 10:00' is not written as the file's other dates (H:mm d.M.yyyy)"]
+
+    def test_a_name_of_two_months_in_two_languages_is_read_from_the_files_other_dates(self, tmp_path):
+        # "listopada" is November in Polish and October in Croatian: alone, the file does not tell which
+        alone = _csv_of_dates(tmp_path, ["14 listopada 2024 18:02", "15 listopada 2024 09:03"], "alone.csv")
+        [chat] = read_discord_export(alone)
+        assert chat.messages == [] and chat.stats["date_languages"] == ["Polish", "Croatian"]
+        assert _bad_timestamp_details(alone)[0] == (
+            "line 2: '14 listopada 2024 18:02' reads as 2024-11-14 in Polish, 2024-10-14 in Croatian, and the file's "
+            "other dates do not tell which language it is in")
+        # a month only Polish names ("grudnia", December: Croatian writes "prosinca") tells it, and Croatian's so
+        polish = _csv_of_dates(tmp_path, ["14 listopada 2024 18:02", "3 grudnia 2024 10:00"], "polish.csv")
+        croatian = _csv_of_dates(tmp_path, ["14 listopada 2024 18:02", "3 prosinca 2024 10:00"], "croatian.csv")
+        [pl], [hr] = read_discord_export(polish), read_discord_export(croatian)
+        assert [m.timestamp for m in pl.messages] == [datetime(2024, 11, 14, 18, 2), datetime(2024, 12, 3, 10, 0)]
+        assert [m.timestamp for m in hr.messages] == [datetime(2024, 10, 14, 18, 2), datetime(2024, 12, 3, 10, 0)]
+        assert pl.stats["date_languages"] == ["Polish"] and hr.stats["date_languages"] == ["Croatian"]
+
+    def test_names_not_of_the_files_language_are_counted(self, tmp_path):
+        # a German file: a French month name, and "So" (Sunday in German, Saturday in Czech) on a Saturday
+        path = _csv_of_dates(tmp_path, ["Do 14. März 2024 18:02", "Fr 15. März 2024 09:03",
+                                        "Sa 16. avril 2024 10:00", "So 17. März 2024 11:00", "So 16. März 2024 12:00"])
+        [chat] = read_discord_export(path)
+        assert [m.timestamp for m in chat.messages] == [*SENT, datetime(2024, 3, 17, 11, 0)]
+        assert chat.stats["date_languages"] == ["German"]
+        assert _bad_timestamp_details(path) == [
+            "line 4: 'Sa 16. avril 2024 10:00' has no German month name",
+            "line 6: 'So 16. März 2024 12:00' is a Saturday in the file's pattern (ddd d. MMM yyyy H:mm), not a So"]
+
+    def test_plain_text_headers_in_other_languages(self, tmp_path):
+        path = tmp_path / "kim.txt"
+        path.write_text(_plain_text(
+            ("quinta-feira, 14 de março de 2024 18:02", "sam.lee", "Oi!\n\n[em 16 de março de 2024 10:00] lembra?"),
+            ("sexta-feira, 15 de março de 2024 09:03", "kim_k", "Sim")), encoding="utf-8")
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        # a header is longer than 40 characters; a bracketed date after a word that is no weekday is text
+        assert [(m.author, m.text, m.timestamp) for m in chat.messages] == [
+            ("sam.lee", "Oi!\n\n[em 16 de março de 2024 10:00] lembra?", SENT[0]), ("kim_k", "Sim", SENT[1])]
+        assert skips.total == 0

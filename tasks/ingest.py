@@ -54,8 +54,9 @@ STAGE = "ingest"
 # WhatsApp databases' broadcast lists, @lid display names and seconds timestamps, damaged whole-gzip WARCs,
 # ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts, WARC resync and block digests; 6: Discord dates
 # by one pattern per file (Buddhist era), Messenger downloads in several zips, wa.db apart from its msgstore.db,
-# WARC Content-Length past its record, Telegram and Messenger HTML exports
-STAGE_VERSION = "6"
+# WARC Content-Length past its record, Telegram and Messenger HTML exports; 7: Discord and Messenger HTML dates in
+# other languages, Messenger events in Polish, WARC framing in bare-LF headers, misspelt WARC-Types counted
+STAGE_VERSION = "7"
 log = logging.getLogger(__name__)
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst")

@@ -335,18 +335,26 @@ _FLOW_LINE = re.compile(r"Beginning subflow run '([^']+)' for flow '([a-z-]+)'")
 _FLOW_END = re.compile(r"Flow run '([^']+)' - Finished in state")
 
 
-def chatlike_phases():
+def chatlike_phases(last: str = "encode"):
     """`phase_of_line` for a `chatlike run` log: a stage's flow starts its phase; kenlm-train, a subflow of
-    perplexity's, is a phase of its own, and perplexity's phase goes on when it finishes."""
+    perplexity's, is a phase of its own, and perplexity's phase goes on when it finishes. The `last` stage's phase
+    ends with its flow run: what follows (the pipeline's funnel and lineage artifacts, the command's exit) is the
+    phase "finish", not that stage's."""
     inner: set[str] = set()
+    final: set[str] = set()
 
     def phase(line: str) -> str | None:
         if (m := _FLOW_LINE.search(line)) and m.group(2) != "pipeline":
             if m.group(2) == "kenlm-train":
                 inner.add(m.group(1))
+            elif m.group(2) == last:
+                final.add(m.group(1))
             return m.group(2)
-        if (m := _FLOW_END.search(line)) and m.group(1) in inner:
-            return "perplexity"
+        if m := _FLOW_END.search(line):
+            if m.group(1) in inner:
+                return "perplexity"
+            if m.group(1) in final:
+                return "finish"
         return None
 
     return phase
@@ -604,6 +612,10 @@ def print_comparison(info: dict, ours: dict, theirs: dict | str) -> None:
         peak = f"{s['peak_mb']:,.0f}" if shown and s["peak_mb"] is not None else ""
         out = _fmt(s["out"]) + {"encode": " tok", "tokenizer": " ids", "kenlm-train": " ln"}.get(s["stage"], "")
         print(f"{s['stage']:<20} {s['work_s']:>7.1f} {flow:>7} {rest:>7} {_fmt(s['in']):>10} {out:>10} {peak:>12}")
+    finish = ours["phase_seconds"].get("finish")
+    if finish is not None:
+        print(f"{'finish':<20} {0.0:>7.1f} {finish:>7.1f} {finish:>7.1f} {'':>10} {'':>10} "
+              f"{ours['phase_peak_mb'].get('finish', 0.0):>12,.0f}   (funnel and lineage artifacts, exit)")
     work = sum(s["work_s"] for s in ours["stages"])
     rest = ours["seconds"] - work
     print(f"{'all stages':<20} {work:>7.1f} {ours['seconds']:>7.1f} {rest:>7.1f}   (the rest is "
@@ -644,7 +656,7 @@ def compare(kind: str, mb: float, skip_datatrove: bool, keep: bool) -> None:
 
 # The flows of the data DAG in order, as the phases of a run are named.
 FLOWS = ("ingest", "clean", "langid", "quality", "kenlm-train", "perplexity", "dedup-exact", "dedup-minhash",
-         "dedup-suffix-array", "sample", "tokenizer", "encode")
+         "dedup-suffix-array", "sample", "tokenizer", "encode", "finish")
 
 # What holds a stage's memory as the corpus grows (the scaling table's last column).
 MEMORY_BOUND = {
@@ -661,6 +673,7 @@ MEMORY_BOUND = {
     "sample": "the sampled rows (sample.max_bytes)",
     "tokenizer": "the sample's text (HF tokenizers' pair counts)",
     "encode": "one part per worker",
+    "finish": "the run's manifests (the funnel and lineage pictures)",
 }
 
 
@@ -760,7 +773,7 @@ def parallel(kind: str, mb: float, repeat: int = 1) -> None:
             unmet.append(name)
         print(f"{name:<20} {a:>10.1f} {_num(b, 1):>12} {(_num(up_b, 2) + ' ' + speedups(name, 1)).strip():>{wide}} "
               f"{_num(c, 1):>17} {(_num(up_c, 2) + ' ' + speedups(name, 2)).strip():>{wide}}  "
-              f"{'yes' if wise else 'no (one task)'}")
+              f"{'yes' if wise else 'no (artifacts, exit)' if name == 'finish' else 'no (one task)'}")
     total = [statistics.median(runs[i]["seconds"] for runs in rounds) for i in range(3)]
     print(f"{'whole command':<20} {total[0]:>10.1f} {total[1]:>12.1f} {total[0] / total[1]:>{wide}.2f} "
           f"{total[2]:>17.1f} {total[0] / total[2]:>{wide}.2f}")

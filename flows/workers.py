@@ -19,8 +19,20 @@ from tasks.params import RunnerParams
 from tasks.shard_drivers import share_cores, warm_up
 
 log = logging.getLogger(__name__)
-# the stages that run shards on the configured runner (the others run one task in the command's process)
-SHARDED_STAGES = frozenset({"ingest", "clean", "langid", "quality", "perplexity", "dedup", "sample", "encode"})
+# the stages that run shards on the configured runner (the others run one task in the command's process), and the
+# modules of their shard functions, which a worker imports when it first runs one of them (tests/flows/test_workers.py
+# checks that every shard task of the flows is here)
+SHARD_MODULES: dict[str, tuple[str, ...]] = {
+    "ingest": ("tasks.ingest",),
+    "clean": ("tasks.clean",),
+    "langid": ("tasks.langid.stage",),
+    "quality": ("tasks.quality.stage",),
+    "perplexity": ("tasks.perplexity.stage",),
+    "dedup": ("tasks.dedup.exact", "tasks.dedup.minhash", "tasks.dedup.suffix_array", "tasks.dedup.bloom"),
+    "sample": ("tasks.sample",),
+    "encode": ("tasks.encode",),
+}
+SHARDED_STAGES = frozenset(SHARD_MODULES)
 
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 
@@ -53,29 +65,31 @@ def pool_workers(runner: RunnerParams) -> int:
 
 def start_workers(runner: RunnerParams, stages: Sequence[str]) -> bool:
     """When a stage among `stages` runs shards, get the runner's workers ready now and return at once (True).
-    `runner.kind: process`: start every worker of the pool, each importing the shard code. `dask`: in a
-    background thread, import the Dask client here and have every worker of the cluster import the shard code
-    (`Client.run`); a cluster that cannot be reached is left for the first stage to report. Nothing for threads."""
-    if not SHARDED_STAGES.intersection(stages):
+    `runner.kind: process`: start every worker of the pool, each importing the shard code of those stages
+    (`SHARD_MODULES`). `dask`: in a background thread, import the Dask client here and have every worker of the
+    cluster import it (`Client.run`); a cluster that cannot be reached is left for the first stage to report.
+    Nothing for threads."""
+    modules = tuple(m for stage in stages for m in SHARD_MODULES.get(stage, ()))
+    if not modules:
         return False
     if runner.kind == "process":
         workers = pool_workers(runner)
         pool = process_pool(workers)
         for _ in range(workers):  # a pool starts a worker per task submitted while none is idle
-            pool.submit(warm_up)
+            pool.submit(warm_up, modules)
         return True
     if runner.kind == "dask":
-        threading.Thread(target=_warm_dask_workers, args=(str(runner.dask_address),), daemon=True,
+        threading.Thread(target=_warm_dask_workers, args=(str(runner.dask_address), modules), daemon=True,
                          name="chatlike-dask-warm-up").start()
         return True
     return False
 
 
-def _warm_dask_workers(address: str) -> None:
+def _warm_dask_workers(address: str, modules: tuple[str, ...]) -> None:
     try:
         from distributed import Client
 
         with Client(address, set_as_default=False, timeout=30) as client:
-            client.run(warm_up)
+            client.run(warm_up, modules)
     except Exception:  # noqa: BLE001 - only a head start: the stage connects again and reports what is wrong
         log.debug("could not start the Dask workers early at %s", address, exc_info=True)

@@ -14,6 +14,7 @@ does the counting for every filter.
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -161,9 +162,11 @@ def share_cores(workers: int) -> None:
     os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
-def warm_up() -> None:
-    """Nothing: a task per worker at a run's start (`flows.workers.start_workers`), for the pool to start its
-    workers then; each imports this module (pyarrow, numpy, the shared shard code) to run its initializer."""
+def warm_up(modules: Sequence[str] = ()) -> None:
+    """A worker's first task at a run's start (`flows.workers.start_workers`): import the modules of the shard code
+    its stages will run (this one, with pyarrow and numpy, it imports to run the task at all)."""
+    for module in modules:
+        importlib.import_module(module)
 
 
 def call_shard(fn: Callable[..., Any], kwargs: Mapping[str, Any]) -> Any:

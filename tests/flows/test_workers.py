@@ -6,7 +6,8 @@ from flows import workers
 from tasks.params import RunnerParams
 
 # asked with a builtin, so that the question itself imports nothing in the worker
-IMPORTED = "sorted(m for m in ('tasks.shard_drivers', 'pyarrow', 'prefect') if m in __import__('sys').modules)"
+PROBE = ("tasks.shard_drivers", "tasks.ingest", "tasks.encode", "tasks.dedup.minhash", "prefect")
+IMPORTED = f"[m for m in {PROBE!r} if m in __import__('sys').modules]"
 
 
 def test_a_process_run_starts_every_worker_with_the_shard_code_imported_before_any_stage(monkeypatch):
@@ -14,11 +15,12 @@ def test_a_process_run_starts_every_worker_with_the_shard_code_imported_before_a
     assert workers.start_workers(RunnerParams(kind="process", workers=2), ["ingest", "clean", "encode"])
     pool = workers.process_pool(2)
     try:
-        # both workers were started by the warm-up alone, and each imported the shard code (not Prefect)
+        # both workers were started by the warm-up alone
         assert len(pool._processes) == 2
         pids = {p.pid for p in pool._processes.values()}
         answers = [pool.submit(eval, IMPORTED).result() for _ in range(6)]
-        assert answers == [["pyarrow", "tasks.shard_drivers"]] * 6
+        # the shard code of the run's stages, not of the others (MinHash), and never Prefect
+        assert answers == [["tasks.shard_drivers", "tasks.ingest", "tasks.encode"]] * 6
         assert {p.pid for p in pool._processes.values()} == pids
     finally:
         pool.shutdown(wait=True)
@@ -39,7 +41,7 @@ def test_a_dask_run_has_the_clusters_workers_import_the_shard_code_in_the_backgr
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        probe = "'tasks.shard_drivers' in __import__('sys').modules"
+        probe = "'tasks.clean' in __import__('sys').modules"
         assert set(client.run(eval, probe).values()) == {False}
         assert workers.start_workers(RunnerParams(kind="dask", dask_address=cluster.scheduler_address), ["clean"])
         deadline = time.monotonic() + 60
@@ -47,3 +49,18 @@ def test_a_dask_run_has_the_clusters_workers_import_the_shard_code_in_the_backgr
             time.sleep(0.1)
         assert set(client.run(eval, probe).values()) == {True}
 
+
+
+def test_every_shard_task_of_the_flows_has_its_module_warmed_up():
+    import importlib
+
+    from prefect import Task
+
+    warmed = {m for modules in workers.SHARD_MODULES.values() for m in modules}
+    shard_modules = set()
+    for name in ("ingest", "clean", "filters", "perplexity", "dedup", "tokens"):
+        flows_module = importlib.import_module(f"flows.{name}")
+        shard_modules |= {obj.fn.__module__ for obj in vars(flows_module).values()
+                          if isinstance(obj, Task) and obj.fn.__module__.startswith("tasks.")}
+    assert len(shard_modules) >= 10
+    assert shard_modules <= warmed, shard_modules - warmed

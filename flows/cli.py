@@ -97,8 +97,8 @@ def _start_prefect():
 
 
 def _start_workers(cfg, stages: list[str]) -> None:
-    """The process runner's workers, started now so that they import the shard code while this command imports
-    Prefect and waits for its server (flows/workers.py); only in the script's own process, like the server."""
+    """The runner's workers (the process pool's, a Dask cluster's) made ready now, importing the shard code while this
+    command imports Prefect and waits for its server (flows/workers.py); only in the script's own process."""
     from flows.shutdown import owns_this_process
     from flows.workers import start_workers
 

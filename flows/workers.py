@@ -32,7 +32,6 @@ SHARD_MODULES: dict[str, tuple[str, ...]] = {
     "sample": ("tasks.sample",),
     "encode": ("tasks.encode",),
 }
-SHARDED_STAGES = frozenset(SHARD_MODULES)
 
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 

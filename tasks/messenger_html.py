@@ -65,6 +65,7 @@ from tasks.chat_records import (
     chat_id_for,
     combined_sha256,
     html_children,
+    html_elements,
     read_export_bytes,
 )
 from tasks.records import InputFileError, SkipCounter, without_surrogates
@@ -358,10 +359,8 @@ def load_html_part(path: Path, archive: ExportArchive | None = None) -> _HtmlPar
         raise _refuse(path, "no page body", ours)
     main = tree.body.query_selector('[role="main"]') or tree.body.query_selector("main") or tree.body
     blocks, participants = [], None
-    for node in html_children(main):
-        if node.type != NodeType.ELEMENT:
-            continue
-        kids = [k for k in html_children(node) if k.type == NodeType.ELEMENT]
+    for node in html_elements(main):
+        kids = list(html_elements(node))
         if len(kids) >= 3 or len(kids) == 2 and _clock_and_fields(kids[-1].text) is not None:
             blocks.append(_read_block(len(blocks), kids))
             continue

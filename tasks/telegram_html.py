@@ -256,7 +256,7 @@ class _ChatReader:
     def read_page(self, tree: HTMLTree, page: str) -> None:
         self._author = None  # Desktop starts every page with a full message
         history = tree.body.query_selector("div.history") if tree.body is not None else None
-        messages = [n for n in _elements(history) if "message" in n.class_list] if history is not None else []
+        messages = [n for n in html_elements(history) if "message" in n.class_list] if history is not None else []
         for number, node in enumerate(messages):
             raw_id = (node.getattr("id") or "").removeprefix("message")
             locator = f"{page}:message{raw_id or '?'}"
@@ -285,7 +285,7 @@ class _ChatReader:
         self._add_undated(SourceMessage(source_id, None, None, without_surrogates(_service_text(text)), "system"))
 
     def _read_default(self, node: DOMNode, source_id: str, locator: str) -> None:
-        body = next((c for c in _elements(node) if "body" in c.class_list), None)
+        body = next((c for c in html_elements(node) if "body" in c.class_list), None)
         parts = _Parts()
         if body is not None:
             _read_body(body, parts)
@@ -336,7 +336,7 @@ class _ChatReader:
 
 
 def _read_body(body: DOMNode, parts: _Parts) -> None:
-    for child in _elements(body):
+    for child in html_elements(body):
         classes = child.class_list
         if "date" in classes and parts.title is None:
             parts.title = child.getattr("title")
@@ -358,7 +358,7 @@ def _read_body(body: DOMNode, parts: _Parts) -> None:
 def _media(wrap: DOMNode, author: str, caption: str) -> tuple[str, str, bool]:
     """A message's media as (kind, text, whether it is a system line): the JSON reader's placeholder with the
     caption on the next line, a poll written as WhatsApp writes one, a call as the JSON reader's service line."""
-    inner = next(iter(_elements(wrap)), None)
+    inner = next(html_elements(wrap), None)
     classes = inner.class_list if inner is not None else []
     if "media_poll" in classes:
         return "poll", _poll_text(inner), False
@@ -385,7 +385,7 @@ def _media(wrap: DOMNode, author: str, caption: str) -> tuple[str, str, bool]:
 def _poll_text(poll: DOMNode) -> str:
     question = poll.query_selector(".question")
     lines = ["POLL:", _text(question).strip() if question is not None else ""]
-    for answer in (c for c in _elements(poll) if "answer" in c.class_list):
+    for answer in (c for c in html_elements(poll) if "answer" in c.class_list):
         details = answer.query_selector(".details")
         votes_match = _VOTES.search(_text(details)) if details is not None else None
         votes = int(votes_match.group(1)) if votes_match else 0
@@ -400,10 +400,6 @@ def _service_text(text: str) -> str:
         if match:
             return wording.format(**match.groupdict())
     return text
-
-
-def _elements(node: DOMNode) -> list[DOMNode]:
-    return list(html_elements(node))
 
 
 def _text(node: DOMNode) -> str:

@@ -26,12 +26,15 @@ maaliskuuta 2024 klo 18.02", "2024. márc. 14. 18:02", "14 марта 2024 г. �
 Japanese, Chinese and Korean ("2024年3月14日 18:02", "2024년 3월 14일 오후 6:02"); and numeric forms ("2024-03-14
 18:02", "14/03/2024 18:02", whose day/month order is taken from the conversation's dates where one has a day above
 12). The time may be written "18.02", and on a 12-hour clock with its marker after it ("pm", "p. m.", Arabic "م") or
-before it ("午後", "下午", "오후"). The names and markers are the Unicode CLDR's for each language (no page of a
-non-English download was found to quote), in one table in which no name means two months; weekdays are read in
-English, French, German and the CJK languages only. Dates are read as the wall-clock time the page shows (the file
-does not say its zone; `tz` is not applied), to the second where the page shows seconds (`exact_timestamps` False
-where it does not). A date that does not read (another language's month, a numeric one whose order nothing tells)
-is a skipped record (`messenger_bad_timestamp`) with the file and the message's position, never a guessed time.
+before it ("午後", "下午", "오후"). A date may name its weekday, full or abbreviated, in any of these languages
+("sobota, 28 listopada 2026 10:51", "sábado, 28 de noviembre de 2026, 10:51", "2024. március 14., csütörtök
+18:02", "2024年3月14日(木)"), and the day it names must be the date's. The names and markers are the Unicode CLDR's
+for each language (no page of a non-English download was found to quote), in tables in which no name means two
+months and no weekday's name is another date word (a few are left out for it: `_WEEKDAY_NAMES`). Dates are read as
+the wall-clock time the page shows (the file does not say its zone; `tz` is not applied), to the second where the
+page shows seconds (`exact_timestamps` False where it does not). A date that does not read (another language's
+month, a numeric one whose order nothing tells, a weekday not the date's) is a skipped record
+(`messenger_bad_timestamp`) with the file and the message's position, never a guessed time.
 
 Not read, as the HTML does not carry it or its wording is unknown: `thread_path` (the chat's own id is its folder,
 "inbox/<name>_<id>", what `thread_path` holds), `is_still_participant`, a one-to-one chat's participants, calls'
@@ -141,16 +144,53 @@ _MONTH_NAMES: dict[str, tuple[str, ...]] = {
     "ar": ("يناير", "فبراير", "مارس", "أبريل إبريل", "مايو", "يونيو", "يوليو", "أغسطس", "سبتمبر", "أكتوبر",
            "نوفمبر", "ديسمبر"),
 }
-# Words a date may hold besides its numbers, month and clock, by language: weekdays (English, French, German),
-# "at" and its like ("à", "um", "alle", "às", "om", "kl.", "klo", "pukul", "v", "в", "о"), the year's "r." "г." "р.",
-# and the characters of a year-first CJK date ("2024年3月14日(木)", "2024년 3월 14일"), read as year, month, day.
+# The weekday names a date may hold, by language: one string per day, Monday first, its spellings separated by
+# spaces, as `_MONTH_NAMES`' are. They are the CLDR's, wide and abbreviated, format and stand-alone (Finnish's format
+# "torstaina", stand-alone "torstai"; pt-PT's abbreviated "quinta" is the first word of pt's "quinta-feira", whose
+# "feira" is a date word), and the day's character of ja "木曜日" "(木)", zh "星期四" "周四" (and the common "星期天")
+# and ko "목요일" "(목)". A name that is also a date word is read as that word, its day not checked, and is left out
+# here: fi "la" (es and ro "la"), hu "v" (cs "v"), ja and ko's Monday and Sunday (月 日, 월 일: month and day), zh's
+# "日". "mar" is Tuesday in fr, es, it and ro and March in most: the month where the date needs it ("14 mar 2024"),
+# the weekday where it has another month or three numbers ("mar., 14 mars 2024", "mar, 24/11/2026"). A name may mean
+# two days ("so": Saturday in Czech, Sunday in German): either is the date's.
+_WEEKDAY_NAMES: dict[str, tuple[str, ...]] = {
+    "en": ("mon monday", "tue tuesday", "wed wednesday", "thu thursday", "fri friday", "sat saturday", "sun sunday"),
+    "fr": ("lun lundi", "mar mardi", "mer mercredi", "jeu jeudi", "ven vendredi", "sam samedi", "dim dimanche"),
+    "de": ("mo montag", "di dienstag", "mi mittwoch", "do donnerstag", "fr freitag", "sa samstag", "so sonntag"),
+    "es": ("lun lunes", "mar martes", "mié miércoles", "jue jueves", "vie viernes", "sáb sábado", "dom domingo"),
+    "it": ("lun lunedì", "mar martedì", "mer mercoledì", "gio giovedì", "ven venerdì", "sab sabato", "dom domenica"),
+    "pt": ("seg segunda", "ter terça", "qua quarta", "qui quinta", "sex sexta", "sáb sábado", "dom domingo"),
+    "nl": ("ma maandag", "di dinsdag", "wo woensdag", "do donderdag", "vr vrijdag", "za zaterdag", "zo zondag"),
+    "pl": ("pon poniedziałek", "wt wtorek", "śr środa", "czw czwartek", "pt piątek", "sob sobota",
+           "niedz niedziela"),
+    "tr": ("pzt pazartesi", "sal salı", "çar çarşamba", "per perşembe", "cum cuma", "cmt cumartesi", "paz pazar"),
+    "id": ("sen senin", "sel selasa", "rab rabu", "kam kamis", "jum jumat", "sab sabtu", "min minggu"),
+    "sv": ("mån måndag", "tis tisdag", "ons onsdag", "tors torsdag", "fre fredag", "lör lördag", "sön söndag"),
+    "da": ("man mandag", "tirs tirsdag", "ons onsdag", "tors torsdag", "fre fredag", "lør lørdag", "søn søndag"),
+    "nb": ("man mandag", "tir tirsdag", "ons onsdag", "tor torsdag", "fre fredag", "lør lørdag", "søn søndag"),
+    "fi": ("ma maanantai maanantaina", "ti tiistai tiistaina", "ke keskiviikko keskiviikkona",
+           "to torstai torstaina", "pe perjantai perjantaina", "lauantai lauantaina", "su sunnuntai sunnuntaina"),
+    "cs": ("po pondělí", "út úterý", "st středa", "čt čtvrtek", "pá pátek", "so sobota", "ne neděle"),
+    "ro": ("lun luni", "mar marți", "mie miercuri", "joi", "vin vineri", "sâm sâmbătă", "dum duminică"),
+    "hu": ("h hétfő", "k kedd", "sze szerda", "cs csütörtök", "p péntek", "szo szombat", "vasárnap"),
+    "ru": ("пн понедельник", "вт вторник", "ср среда", "чт четверг", "пт пятница", "сб суббота", "вс воскресенье"),
+    "uk": ("пн понеділок", "вт вівторок", "ср середа", "чт четвер", "пт пʼятниця", "сб субота", "нд неділя"),
+    "ar": ("الاثنين", "الثلاثاء", "الأربعاء", "الخميس", "الجمعة", "السبت", "الأحد"),
+    "ja": ("", "火", "水", "木", "金", "土", ""),
+    "zh": ("一", "二", "三", "四", "五", "六", "天"),
+    "ko": ("월요일", "화 화요일", "수 수요일", "목 목요일", "금 금요일", "토 토요일", "일요일"),
+}
+# Words a date may hold besides its numbers, month, weekday and clock, by language: "at" and its like ("à", "um",
+# "alle", "às", "om", "kl.", "klo", "pukul", "v", "в", "о"), the year's "r." "г." "р.", pt's "feira" of
+# "quinta-feira", and the characters of a year-first CJK date ("2024年3月14日(木)", "2024년 3월 14일"), read as year,
+# month, day.
 _DATE_WORDS: dict[str, str] = {
-    "en": "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun at",
-    "fr": "lundi mardi mercredi jeudi vendredi samedi dimanche à le",
-    "de": "montag dienstag mittwoch donnerstag freitag samstag sonntag um",
+    "en": "at",
+    "fr": "à le",
+    "de": "um",
     "es": "de del a las la",
     "it": "alle ore",
-    "pt": "de às",
+    "pt": "de às feira",
     "nl": "om",
     "pl": "o r",
     "tr": "saat",
@@ -163,8 +203,8 @@ _DATE_WORDS: dict[str, str] = {
     "ro": "la ora",
     "ru": "г года в",
     "uk": "р року о об",
-    "ja zh": "年 月 日 曜 火 水 木 金 土 星 期 周 一 二 三 四 五 六 天",
-    "ko": "년 월 일 화 수 목 금 토 월요일 화요일 수요일 목요일 금요일 토요일 일요일",
+    "ja zh": "年 月 日 曜 星 期 周 週",
+    "ko": "년 월 일",
 }
 # The 12-hour clock's markers, written after the time ("6:02 pm", "6:02 p. m.", Arabic "٦:٠٢ م") or as the word
 # right before it ("午後6:02", "下午6:02", "오후 6:02"); compared without dots, spaces and direction marks.
@@ -187,8 +227,24 @@ def _month_table(names: dict[str, tuple[str, ...]], words: set[str]) -> dict[str
     return months
 
 
+def _weekday_table(names: dict[str, tuple[str, ...]], words: set[str]) -> dict[str, frozenset[int]]:
+    """Every spelling of `names` to the days it may mean (Monday 0); ValueError where a spelling is also one of the
+    date's other `words` (then a date's "la" or "v" would be checked as a day)."""
+    days: dict[str, set[int]] = {}
+    for language, spellings in names.items():
+        if len(spellings) != 7:
+            raise ValueError(f"{language}: {len(spellings)} weekdays, not 7")
+        for day, spelled in enumerate(spellings):
+            for name in spelled.split():
+                if name in words:
+                    raise ValueError(f"weekday name {name!r} ({language}) is also a date word")
+                days.setdefault(name, set()).add(day)
+    return {name: frozenset(day) for name, day in days.items()}
+
+
 _WORDS = {word for words in _DATE_WORDS.values() for word in words.split()}
 _MONTHS = _month_table(_MONTH_NAMES, _WORDS)
+_WEEKDAYS = _weekday_table(_WEEKDAY_NAMES, _WORDS)
 _HALVES = {marker: half for half, markers in _HALF_DAY.items() for marker in markers.split()}
 # the time at the end of a date: hour, minute, seconds (":" or "." between them: "18.02" in Danish, Finnish,
 # Indonesian) and what follows it, a 12-hour marker or nothing
@@ -251,9 +307,9 @@ def _clock_and_fields(raw: str) -> tuple[tuple[int, int, int, str | None], list[
 
 
 def read_html_date(raw: str, day_first: bool | None = None) -> datetime | None:
-    """The time a DYI page writes as `raw` ("Mar 14, 2024 6:02:05 pm", "14 marca 2024 18:02", "2024年3月14日 18:02",
-    "2024-03-14 18:02"), None when it does not read. A numeric day/month date ("03/04/2024") reads only with
-    `day_first` told, or where one of its numbers is above 12."""
+    """The time a DYI page writes as `raw` ("Mar 14, 2024 6:02:05 pm", "sobota, 28 listopada 2026 10:51",
+    "2024年3月14日 18:02", "2024-03-14 18:02"), None when it does not read or names a weekday not its date's. A
+    numeric day/month date ("03/04/2024") reads only with `day_first` told, or where one of its numbers is above 12."""
     found = _clock_and_fields(raw)
     if found is None:
         return None
@@ -262,35 +318,58 @@ def read_html_date(raw: str, day_first: bool | None = None) -> datetime | None:
         if not 1 <= hour <= 12:
             return None
         hour = hour % 12 + (12 if half == "p" else 0)
-    numbers = [t for t in tokens if t.isdigit()]
-    month = None
-    for word in (t for t in tokens if not t.isdigit()):
-        if word in _MONTHS and month is None:
-            month = _MONTHS[word]
-        elif word not in _WORDS:
+    numbers, months, weekdays = [], [], []
+    for token in tokens:
+        if token.isdigit():
+            numbers.append(token)
+        elif token in _MONTHS:
+            months.append(token)
+        elif token in _WEEKDAYS:
+            weekdays.append(token)
+        elif token not in _WORDS:
             return None
+    # a month name that is also a weekday's, beside another month or three numbers, is the weekday ("mar., 14 mars
+    # 2024", "mar, 24/11/2026")
+    if len(months) == 2 or months and len(numbers) == 3:
+        named = {m for m in months if m in _WEEKDAYS}
+        if len(named) != 1:
+            return None
+        weekdays.append(named.pop())
+        months.remove(weekdays[-1])
     try:
-        if month is not None:
-            if len(numbers) != 2 or not any(len(n) == 4 for n in numbers):
-                return None
-            year, day = (int(numbers[0]), int(numbers[1])) if len(numbers[0]) == 4 else (int(numbers[1]),
-                                                                                         int(numbers[0]))
-            return datetime(year, month, day, hour, minute, second)
-        if len(numbers) != 3:
-            return None
-        if len(numbers[0]) == 4:
-            return datetime(int(numbers[0]), int(numbers[1]), int(numbers[2]), hour, minute, second)
-        if len(numbers[2]) != 4:
-            return None
-        a, b, year = map(int, numbers)
-        if day_first is None:
-            day_first = True if a > 12 else False if b > 12 else None
-        if day_first is None:
-            return None
-        day, month = (a, b) if day_first else (b, a)
-        return datetime(year, month, day, hour, minute, second)
+        time = _date_of(numbers, months, day_first, hour, minute, second)
     except ValueError:
         return None
+    if time is None or any(time.weekday() not in _WEEKDAYS[w] for w in weekdays):  # a weekday not the date's
+        return None
+    return time
+
+
+def _date_of(numbers: list[str], months: list[str], day_first: bool | None, hour: int, minute: int,
+             second: int) -> datetime | None:
+    """The time a date's numbers and month name (none, or one) give; None where they do not tell one, ValueError
+    where they tell none that is (a 32nd day, a 13th month)."""
+    if len(months) > 1:
+        return None
+    if months:
+        if len(numbers) != 2 or not any(len(n) == 4 for n in numbers):
+            return None
+        year, day = (int(numbers[0]), int(numbers[1])) if len(numbers[0]) == 4 else (int(numbers[1]),
+                                                                                     int(numbers[0]))
+        return datetime(year, _MONTHS[months[0]], day, hour, minute, second)
+    if len(numbers) != 3:
+        return None
+    if len(numbers[0]) == 4:
+        return datetime(int(numbers[0]), int(numbers[1]), int(numbers[2]), hour, minute, second)
+    if len(numbers[2]) != 4:
+        return None
+    a, b, year = map(int, numbers)
+    if day_first is None:
+        day_first = True if a > 12 else False if b > 12 else None
+    if day_first is None:
+        return None
+    day, month = (a, b) if day_first else (b, a)
+    return datetime(year, month, day, hour, minute, second)
 
 
 def _day_first(raws: list[str]) -> bool | None:

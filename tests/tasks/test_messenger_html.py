@@ -13,7 +13,14 @@ import pytest
 
 from tasks.ingest import InputFile, check_readable, detect_kind, ingest_file, resolve_inputs, unreadable_files
 from tasks.messenger import is_continuation_part, looks_like_messenger_archive, read_messenger_export
-from tasks.messenger_html import _MONTH_NAMES, _month_table, looks_like_messenger_html, read_html_date
+from tasks.messenger_html import (
+    _MONTH_NAMES,
+    _WEEKDAY_NAMES,
+    _month_table,
+    _weekday_table,
+    looks_like_messenger_html,
+    read_html_date,
+)
 from tasks.params import IngestParams, InputSpec
 from tasks.records import InputFileError, SkipCounter
 from tests.tasks.test_messenger import msg, thread, write
@@ -285,6 +292,109 @@ def test_every_month_name_reads_its_month_and_no_name_means_two_months():
         _month_table({**_MONTH_NAMES, "hr": croatian}, set())
     with pytest.raises(ValueError, match="also a date word"):
         _month_table(_MONTH_NAMES, {"mar"})
+
+
+# A Saturday, a Sunday and a Tuesday as a page in each language writes them with their weekday (the CLDR's full
+# form, and its medium one after an abbreviated weekday), and a Friday's name on that Tuesday.
+SAT, SUN, TUE = datetime(2026, 11, 28, 10, 51), datetime(2026, 11, 29, 9, 5), datetime(2026, 12, 1, 18, 2)
+
+
+@pytest.mark.parametrize("language, dates, wrong", [
+    ("pl", ["sobota, 28 listopada 2026 10:51", "niedz., 29 lis 2026, 09:05", "wtorek, 1 grudnia 2026 o 18:02"],
+     "piątek, 1 grudnia 2026 18:30"),
+    ("es", ["sábado, 28 de noviembre de 2026, 10:51", "dom, 29 nov 2026, 9:05", "mar, 1 dic 2026, 6:02 p. m."],
+     "viernes, 1 de diciembre de 2026, 18:30"),
+    ("it", ["sabato 28 novembre 2026 10:51", "dom 29 nov 2026, 09:05", "martedì 1 dicembre 2026 alle ore 18:02"],
+     "venerdì 1 dicembre 2026 18:30"),
+    ("pt", ["sábado, 28 de novembro de 2026 10:51", "dom., 29 de nov. de 2026 09:05",
+            "terça-feira, 1 de dezembro de 2026 às 18:02"], "sexta-feira, 1 de dezembro de 2026 18:30"),
+    ("pt-PT", ["sábado, 28 de novembro de 2026, 10:51", "domingo, 29/11/2026, 09:05",
+               "terça, 1 de dez. de 2026, 18:02"], "sexta, 1 de dez. de 2026, 18:30"),
+    ("nl", ["zaterdag 28 november 2026 10:51", "zo 29 nov 2026 09:05", "dinsdag 1 december 2026 om 18:02"],
+     "vrijdag 1 december 2026 18:30"),
+    ("ru", ["суббота, 28 ноября 2026 г. 10:51", "вс, 29 нояб. 2026 г., 09:05", "вторник, 1 декабря 2026 г. в 18:02"],
+     "пятница, 1 декабря 2026 г. в 18:30"),
+    ("uk", ["субота, 28 листопада 2026 р. 10:51", "нд, 29 лист. 2026 р., 09:05",
+            "вівторок, 1 грудня 2026 р. о 18:02"], "пʼятниця, 1 грудня 2026 р. о 18:30"),
+    ("tr", ["28 Kasım 2026 Cumartesi 10:51", "Paz, 29 Kas 2026 09:05", "1 Aralık 2026 Salı saat 18:02"],
+     "1 Aralık 2026 Cuma 18:30"),
+    ("ar", ["السبت، ٢٨ نوفمبر ٢٠٢٦ ١٠:٥١ ص", "الأحد، 29 نوفمبر 2026، 9:05 ص", "الثلاثاء، ١ ديسمبر ٢٠٢٦، ٦:٠٢ م"],
+     "الجمعة، ١ ديسمبر ٢٠٢٦، ٦:٣٠ م"),
+    ("fr", ["samedi 28 novembre 2026 à 10:51", "dim. 29 nov. 2026, 09:05", "mar. 1 déc. 2026, 18:02"],
+     "vendredi 1 décembre 2026 18:30"),
+    ("de", ["Samstag, 28. November 2026 um 10:51", "So., 29. Nov. 2026, 09:05", "Dienstag, 1. Dezember 2026 18:02"],
+     "Freitag, 1. Dezember 2026 18:30"),
+    ("cs", ["sobota 28. listopadu 2026 10:51", "ne 29. lis 2026 9:05", "úterý 1. prosince 2026 v 18:02"],
+     "pátek 1. prosince 2026 18:30"),
+    ("fi", ["lauantai 28. marraskuuta 2026 klo 10.51", "su 29. marrask. 2026 klo 9.05",
+            "tiistaina 1. joulukuuta 2026 klo 18.02"], "perjantai 1. joulukuuta 2026 klo 18.30"),
+    ("hu", ["2026. november 28., szombat 10:51", "2026. nov. 29., vasárnap 9:05", "2026. december 1., kedd 18:02"],
+     "2026. december 1., péntek 18:30"),
+    ("ja", ["2026年11月28日土曜日 10:51", "2026年11月29日(日) 9:05", "2026年12月1日(火) 午後6:02"],
+     "2026年12月1日(金) 18:30"),
+    ("zh", ["2026年11月28日星期六 10:51", "2026年11月29日 周日 09:05", "2026年12月1日星期二 下午6:02"],
+     "2026年12月1日星期五 18:30"),
+    ("ko", ["2026년 11월 28일 토요일 오전 10:51", "2026년 11월 29일 (일) 오전 9:05", "2026년 12월 1일 화요일 오후 6:02"],
+     "2026년 12월 1일 금요일 오후 6:30"),
+])
+def test_a_page_whose_dates_name_their_weekday_reads_and_a_weekday_not_the_date_s_is_a_counted_skip(
+        tmp_path, language, dates, wrong):
+    blocks = [block("2024", "Ana" if i % 2 else "Bo", d, text=f"m{i}") for i, d in enumerate([*dates, wrong])]
+    skips = SkipCounter()
+    [chat] = read_messenger_export(write_html(tmp_path / "messages" / "inbox" / "ana_1", page("2024", "Ana",
+                                                                                             blocks[::-1])), skips)
+    assert [(m.timestamp, m.text) for m in chat.messages] == [(SAT, "m0"), (SUN, "m1"), (TUE, "m2")], language
+    assert dict(skips.counts) == {"messenger_bad_timestamp": 1}, language
+    [(_, example)] = skips.examples.items()
+    assert "message_1.html#message 0" in example  # the newest block, the Friday's name
+
+
+@pytest.mark.parametrize("right, wrong, expected", [
+    ("mar., 12 mars 2024 18:02", "mar., 14 mars 2024 18:02", datetime(2024, 3, 12, 18, 2)),  # "mar" beside a month
+    ("mar, 24/11/2026 18:02", "mar, 25/11/2026 18:02", datetime(2026, 11, 24, 18, 2)),  # beside three numbers
+    ("mar 24 nov 2026 18:02", "mar 25 nov 2026 18:02", datetime(2026, 11, 24, 18, 2)),
+    ("So., 29. Nov. 2026 09:05", "So., 30. Nov. 2026 09:05", SUN),  # "so": Sunday in German
+    ("so 28. lis 2026 10:51", "so 27. lis 2026 10:51", SAT),  # and Saturday in Czech
+    ("четверг, 14 марта 2024 г. в 18:02", "пятница, 14 марта 2024 г. в 18:02", T),
+    ("quinta-feira, 14 de março de 2024 18:02", "sexta-feira, 14 de março de 2024 18:02", T),
+    ("Thursday, March 14, 2024 at 6:02 PM", "Friday, March 14, 2024 at 6:02 PM", T),
+    ("Thursday, March 14, 2024 6:02 PM", "Thursday Friday, March 14, 2024 6:02 PM", T),  # two days
+    ("Thu 14/03/2024 18:02", "Fri 14/03/2024 18:02", T),
+    ("2024年3月14日(木) 18:02", "2024年3月14日(金) 18:02", T),
+    ("2024年3月14日星期四 下午6:02", "2024年3月14日星期五 下午6:02", T),
+    ("2024년 3월 14일 (목) 오후 6:02", "2024년 3월 14일 (금) 오후 6:02", T),
+])
+def test_a_date_reads_with_its_own_weekday_and_not_with_another_day_s(right, wrong, expected):
+    assert read_html_date(right) == expected
+    assert read_html_date(wrong) is None
+
+
+# Words that are also a weekday's name in some language, read as before: "mar" alone is March, fi "la" (Saturday)
+# the es and ro "la", ja 月 (Monday) the month's character; a month's name that is no weekday's beside three numbers
+# still does not read.
+@pytest.mark.parametrize("raw, expected", [
+    ("14 mar 2024 18:02", T),
+    ("14 martie 2024 la 18:02", T),
+    ("la 27.11.2026 klo 10.51", datetime(2026, 11, 27, 10, 51)),  # not checked
+    ("2026年12月1日(月) 18:02", TUE),  # not checked
+    ("mars 24/11/2026 18:02", None),
+])
+def test_a_word_that_is_also_a_weekday_s_name_keeps_its_reading(raw, expected):
+    assert read_html_date(raw) == expected
+
+
+def test_every_weekday_name_reads_its_day_and_no_weekday_name_is_another_date_word():
+    monday = datetime(2026, 11, 23, 18, 2)
+    for language, days in _WEEKDAY_NAMES.items():
+        for day, spellings in enumerate(days):
+            for name in spellings.split():
+                date = monday + timedelta(days=day)
+                assert read_html_date(f"{name}, {date:%Y-%m-%d} 18:02") == date, (language, name)
+                assert read_html_date(f"{name}. {date:%Y-%m-%d} 18:02") == date, (language, name)
+                other = monday + timedelta(days=(day + 3) % 7)
+                assert read_html_date(f"{name} {other:%Y-%m-%d} 18:02") is None, (language, name)
+    with pytest.raises(ValueError, match="'la' .* also a date word"):
+        _weekday_table({**_WEEKDAY_NAMES, "fi": ("ma", "ti", "ke", "to", "pe", "la", "su")}, {"la"})
 
 
 @pytest.mark.parametrize("dates", [

@@ -20,10 +20,16 @@ contact, location, venue…); polls as WhatsApp writes them; calls and service m
 changes…) as system lines, the ones the JSON reader words worded the same. A service message has no time of its
 own: it takes the time of the message before it, or after it when it opens a day or the chat.
 
-Not read: whether a message was edited (the HTML does not say), which chat a reply to another chat points to
-(such a reply is kept as no reply), reactions, bot buttons, signatures, the chat's Telegram id and type, and the
-files of media (only their kind). Date separators ("1 April 2024", negative ids) and the "not supported by this
-version" placeholder (counted, as the JSON reader counts `unsupported`) are not messages. Pages are parsed with
+Not read: whether a message was edited (pushMessage writes no mark of it, the `date`'s title is when it was sent:
+a message the JSON reader makes "edited" by its `edited` is "text" here); which chat a reply to another chat points
+to (such a reply is kept as no reply); what Desktop writes beside a message's text that the JSON reader leaves out
+too: its reactions (since 5.5.7, 2024-10: a `reactions` block last in the message's body, of `<div>`s, of `<span>`s
+since 5.13, each `reaction` an emoji, a custom emoji's link or ⭐ for paid stars, with the userpics of the latest
+to react and, when there are more, the count; no field of a message holds them and they are no messages, so
+nothing is counted), bot buttons (`bot_buttons_table`), a post's signature (`signature details`, the JSON's
+`author`) and the " via @bot" after the sender's name (`via_bot`); the chat's Telegram id and type, and the files
+of media (only their kind). Date separators ("1 April 2024", negative ids) and the "not supported by this version"
+placeholder (counted, as the JSON reader counts `unsupported`) are not messages. Pages are parsed with
 resiliparse (lexbor, a WHATWG parser in C: the pages are parsed as the browser they are written for parses them;
 a dependency already, and faster than lxml, whose libxml2 parser also caps text nodes at 10 MB unless told).
 

@@ -386,6 +386,190 @@ def test_times_without_an_offset_are_read_as_written(tmp_path):
     assert "utc_offset" not in chat.stats
 
 
+# --- what the HTML shows beside a message and no reader reads ------------------------------------------------------
+
+# pushMessage's reactions, after everything else of a message's body: a `reaction` per emoji (its Unicode, a custom
+# emoji as FormatCustomEmoji's link around 👋, ⭐ for paid stars), the userpics of the recent reacters (their name
+# in the initials' title) and, when there are more than those, the count; spans since 5.13 (2025-03), divs before
+REACTIONS = """
+       <span class="reactions">
+
+        <span class="reaction active">
+
+         <span class="emoji">
+👍
+         </span>
+
+         <span class="userpics">
+
+          <div class="userpic userpic3" style="width: 20px; height: 20px">
+
+           <div class="initials" style="line-height: 20px" title="Kim Lee">
+KL
+           </div>
+
+          </div>
+
+          <div class="userpic userpic5" style="width: 20px; height: 20px">
+
+           <div class="initials" style="line-height: 20px" title="Sam">
+S
+           </div>
+
+          </div>
+
+         </span>
+
+        </span>
+
+        <span class="reaction">
+
+         <span class="emoji">
+<a href = "../../stickers/AnimatedEmojies.tgs">👋</a>
+         </span>
+
+         <span class="count">
+14
+         </span>
+
+        </span>
+
+        <span class="reaction paid">
+
+         <span class="emoji">
+⭐
+         </span>
+
+         <span class="count">
+50
+         </span>
+
+        </span>
+
+       </span>
+"""
+REACTIONS_2024 = """
+       <div class="reactions">
+
+        <div class="reaction">
+
+         <div class="emoji">
+🔥
+         </div>
+
+         <div class="count">
+3
+         </div>
+
+        </div>
+
+       </div>
+"""
+BOT_BUTTONS = """
+       <table class="bot_buttons_table">
+
+        <tbody>
+
+         <tr>
+
+          <td class="bot_button_row">
+
+           <div class="bot_button">
+
+            <a href="https://example.org/route">
+
+             <div>
+Open route
+             </div>
+
+            </a>
+
+           </div>
+
+           <div class="bot_button_column_separator">
+           </div>
+
+           <div class="bot_button">
+
+            <a onclick="return ShowTextCopied('Data: go | Type: callback');">
+
+             <div>
+I&apos;m going
+             </div>
+
+            </a>
+
+           </div>
+
+          </td>
+
+         </tr>
+
+        </tbody>
+
+       </table>
+"""
+SIGNATURE = """
+       <div class="signature details">
+Priya K
+       </div>
+"""
+FORWARDED_SIGNED = FORWARDED.replace("until April.\n        </div>\n", "until April.\n        </div>\n" + SIGNATURE)
+
+EXTRAS_PAGE = page("".join([
+    message(101, "05.04.2024 10:00:00 UTC+02:00", text("Summit at noon") + REACTIONS, "Kim"),
+    message(102, "05.04.2024 10:00:20 UTC+02:00", PHOTO + REACTIONS_2024),
+    message(103, "05.04.2024 10:01:00 UTC+02:00", text("Route for Saturday") + BOT_BUTTONS + SIGNATURE + REACTIONS,
+            "Hike news via @hikebot"),
+    message(104, "05.04.2024 10:02:00 UTC+02:00", FORWARDED_SIGNED + REACTIONS, "Sam Lee"),
+]))
+_REACTED = [{"type": "emoji", "count": 2, "emoji": "👍", "recent": [
+                {"from": "Kim Lee", "from_id": "user1", "date": "2024-04-05T10:03:00"},
+                {"from": "Sam", "from_id": "user2", "date": "2024-04-05T10:04:00"}]},
+            {"type": "custom_emoji", "count": 14, "document_id": "stickers/AnimatedEmojies.tgs"},
+            {"type": "paid", "count": 50}]
+EXTRAS_JSON = {
+    "name": "Hike crew", "type": "private_supergroup", "id": 778,
+    "messages": [
+        _json_message(101, "2024-04-05T10:00:00", "Kim", text="Summit at noon", reactions=_REACTED),
+        _json_message(102, "2024-04-05T10:00:20", "Kim", photo="photos/photo_1.jpg",
+                      reactions=[{"type": "emoji", "count": 3, "emoji": "🔥"}]),
+        # a channel's post signed by its author (`author`), sent through an inline bot (`via_bot`)
+        dict(_json_message(103, "2024-04-05T10:01:00", "Hike news", text="Route for Saturday",
+                           via_bot="@hikebot", reactions=_REACTED, inline_bot_buttons=[[
+                               {"type": "url", "text": "Open route", "data": "https://example.org/route"},
+                               {"type": "callback", "text": "I'm going", "data": "go"}]]), author="Priya K"),
+        dict(_json_message(104, "2024-04-05T10:02:00", "Sam Lee", forwarded_from="Hiking Club",
+                           text="Trail closed north of the lake\nuntil April.", reactions=_REACTED),
+             author="Priya K"),
+    ],
+}
+
+
+def test_reactions_bot_buttons_and_signatures_are_left_out_as_the_json_reader_leaves_them_out(tmp_path):
+    (tmp_path / "result.json").write_text(json.dumps(EXTRAS_JSON), encoding="utf-8")
+    [from_json] = read_telegram_export(tmp_path / "result.json")
+    skips = SkipCounter()
+    [chat] = read_telegram_html_export(write_export(tmp_path / "extras", EXTRAS_PAGE), skips)
+    assert _rows(chat) == _rows(from_json)
+    assert [(m.author, m.text) for m in chat.messages] == [
+        ("Kim", "Summit at noon"), ("Kim", "image omitted"), ("Hike news", "Route for Saturday"),
+        ("Sam Lee", "Trail closed north of the lake\nuntil April.")]
+    assert skips.total == 0 and chat.stats["skipped"] == {}
+    shown_beside = ("👍", "👋", "⭐", "🔥", "KL", "14", "50", "Open route", "going", "Priya K", "hikebot")
+    assert not [(m.text, s) for m in chat.messages for s in shown_beside if s in m.text]
+
+
+def test_an_edited_message_is_text_as_the_html_does_not_mark_it(tmp_path):
+    edited = dict(EXTRAS_JSON, messages=[dict(EXTRAS_JSON["messages"][0], edited="2024-04-05T10:09:00")])
+    (tmp_path / "result.json").write_text(json.dumps(edited), encoding="utf-8")
+    [from_json] = read_telegram_export(tmp_path / "result.json")
+    html = page(message(101, "05.04.2024 10:00:00 UTC+02:00", text("Summit at noon"), "Kim"))
+    [chat] = read_telegram_html_export(write_export(tmp_path / "edited", html))
+    assert [(m.text, m.kind) for m in from_json.messages] == [("Summit at noon", "edited")]
+    assert [(m.text, m.kind) for m in chat.messages] == [("Summit at noon", "text")]
+
+
 # --- an account's chats -----------------------------------------------------------------------------------------
 
 

@@ -1,14 +1,16 @@
 """Web archive readers for the ingest stage: WET `conversion` records, and WARC `response` records (or the ARC
 records of older crawls) whose HTML is turned into main-content text with Resiliparse; both yield `Document`s.
 
-Files are streamed with FastWARC (gzip per record or whole file, or plain, detected from the bytes), one record
-at a time, so memory does not grow with the file. Besides Common Crawl's own files this reads the WARCs of other
-crawlers: ClueWeb09/12 (`WARC/0.18`, HTTP headers ending in a bare LF), Heritrix and wget (interleaved
-`request`/`metadata`/`resource` records, chunked or gzipped bodies, WARC headers in bare LF). HTML kept in a
-`resource` record (a page without its HTTP headers, as wget and warcit store some) is read like a response. A page
-is decoded from its byte-order mark, else its HTTP charset, its `<meta>` charset or a detected one; when they
-disagree, the decoding that reads as text wins. A segmented record gives its first segment, flagged as cut short;
-its `continuation` records are counted.
+Files are streamed with FastWARC (gzip per record or whole file, or plain, detected from the bytes), one record at a
+time, so memory does not grow with the file; nor with a record: a payload past `MAX_PAYLOAD` (32 MiB, by its
+Content-Length: a film, a disk image, or a Content-Length that says so) is no web page, and is counted as
+`payload_too_large` and skipped unread, its reader drained in chunks, on every path below. Besides Common Crawl's
+own files this reads the WARCs of other crawlers: ClueWeb09/12 (`WARC/0.18`, HTTP headers ending in a bare LF),
+Heritrix and wget (interleaved `request`/`metadata`/`resource` records, chunked or gzipped bodies, WARC headers in
+bare LF). HTML kept in a `resource` record (a page without its HTTP headers, as wget and warcit store some) is read
+like a response. A page is decoded from its byte-order mark, else its HTTP charset, its `<meta>` charset or a
+detected one; when they disagree, the decoding that reads as text wins. A segmented record gives its first segment,
+flagged as cut short; its `continuation` records are counted.
 
 ARC files (the Internet Archive's format before WARC: v1 and v2 header lines, plain, gzipped per record or whole)
 are read as WARC files, whatever their name: our own ARC reader streams them a record at a time and hands each on
@@ -31,7 +33,7 @@ no digest it can check, what was read is kept as read. A gzip member that holds 
 inflates to its end, but whose checksum (CRC32 or length) fails, keeps its page as read, marked
 `gzip_checksum_failed: true` in its meta (a byte of it may be wrong; dropped if its block digest says so); the member
 is counted once (`warc_read_error`, where zlib finds it broken); it is inflated again in chunks, holding the page
-only, up to `MAX_REREAD_PAYLOAD` (32 MiB: past it the record is counted as `payload_too_large`). An ARC record whose
+only (one past `MAX_PAYLOAD` is not read: counted as `payload_too_large`). An ARC record whose
 Archive-length is off is read to where the next record starts (the page whole) and counted as `arc_read_error`; so
 is a WARC record whose Content-Length runs past it, over the records after it (or past the end of the file, over the
 last ones), in a plain file, gzip per record or gzipped whole alike, whether its WARC headers end their lines in
@@ -39,16 +41,17 @@ CRLF or in a bare LF: it ends where the next record starts (a version line follo
 or WARC-Record-ID among them, after the two newlines that end a record, or starting a whole record: never one a page
 quotes, inside a line or after a blank one), the records after it are read as if its length were right, and it is
 counted once, as `warc_read_error`; its page is whole, or marked `truncated: true` when it runs straight into the
-next record inside a line (a writer that died in it). WARC headers in bare LF are read in FastWARC's quirks mode,
-which reads on past any framing error without a word: there, a record that does not start where the one before ends
-is the framing error it is, counted and read on from as in CRLF; records in bare LF after records in CRLF (two
-writers) are read too. A record cut short (by the end of the file, inside a gzip member or not) keeps the text it
-holds, with `truncated: true` in its meta, counted as `truncated_record_kept`; when nothing usable is left it is
-counted as `truncated_gzip` (the file ends inside its gzip member; also when it ends inside its gzip stream between
-two records) or `truncated_record` (also when the file ends inside its WARC headers). A record of a type the WARC
-standard does not have (a misspelt or garbled WARC-Type) is counted (`unknown_record_type`). A file that is not a
-WARC or ARC file at all raises `InputFileError` naming it, as does one whose gzip stream breaks before its first
-whole record (naming the offset).
+next record inside a line (a writer that died in it); so is one whose Content-Length is past `MAX_PAYLOAD`, when the
+next record starts within the limit (its page is read again, once that is known). WARC headers in bare LF are read
+in FastWARC's quirks mode, which reads on past any framing error without a word: there, a record that does not start
+where the one before ends is the framing error it is, counted and read on from as in CRLF; records in bare LF after
+records in CRLF (two writers) are read too. A record cut short (by the end of the file, inside a gzip member or not)
+keeps the text it holds, with `truncated: true` in its meta, counted as `truncated_record_kept`; when nothing usable
+is left it is counted as `truncated_gzip` (the file ends inside its gzip member; also when it ends inside its gzip
+stream between two records) or `truncated_record` (also when the file ends inside its WARC headers). A record of a
+type the WARC standard does not have (a misspelt or garbled WARC-Type) is counted (`unknown_record_type`). A file
+that is not a WARC or ARC file at all raises `InputFileError` naming it, as does one whose gzip stream breaks before
+its first whole record (naming the offset).
 """
 
 from __future__ import annotations
@@ -88,6 +91,10 @@ HTML_MIME_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MAX_REPLACEMENT_SHARE = 0.01
 # A compressed HTTP body that inflates past this is not a web page (or is a decompression bomb).
 MAX_DECODED_BODY = 32 << 20
+# A record whose payload (by its Content-Length) is past this is not a web page either: Common Crawl cuts a page at
+# 1 MiB; what is larger is a film or a disk image, or a Content-Length that says so. It is skipped unread and counted
+# (`payload_too_large`), whichever path reads it (`_read_payload`), so that memory does not grow with a record.
+MAX_PAYLOAD = 32 << 20
 # Records read by `detect_commoncrawl_kind` before it falls back on the file name.
 _PEEK_RECORDS = 4
 
@@ -363,7 +370,8 @@ def _iter_records(path: Path, skips: SkipCounter) -> Iterator[_Located]:
     the one it falls in is lost, and the damage is counted (`warc_read_error`) with its offset in the file. Its
     records' blocks are checked against their `WARC-Block-Digest` (`_read_payload`), since zlib finds some damage only
     at the stream's end.
-    Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks.
+    Memory stays bounded: records are streamed, and a record nobody reads is drained in chunks, as is one whose
+    payload is past `MAX_PAYLOAD` (`_read_payload`).
     An ARC file is read by `_iter_arc_records`, record by record, as the WARC records they stand for.
     """
     with _open(path) as fh:
@@ -731,15 +739,15 @@ class _Records:
         # its payload comes after its HTTP headers, which FastWARC has parsed: its length is what is left of the block
         return None if inside is None else max(0, inside - (_content_length(record) - record.content_length))
 
-    def reread(self, loc: _Located, error: Exception) -> tuple[bytes | None, bool] | None:
+    def reread(self, loc: _Located, error: Exception) -> tuple[bytes, bool] | None:
         """The payload of `loc`'s record inflated by zlib from its own gzip member (gzip per record), when FastWARC
         failed to inflate it: it fails the whole read in which it meets damage, in that member or one after it. With
         whether the member's checksum fails (its CRC32 or length: a byte of it may be wrong); None when the member
         breaks before the record's end (its damage is counted by `_iter_records`, where it breaks). The member is
-        inflated in chunks and only the payload is kept: one past `MAX_REREAD_PAYLOAD` bytes is not (None, with
-        whether the checksum fails), for its reader to count."""
+        inflated in chunks and only the payload is kept (no more than `MAX_PAYLOAD` bytes: `_read_payload` asks for
+        no longer one)."""
         self.drained, self.consumed, self.broke = loc.record, 0, error
-        payload = _PayloadOfMember(_content_length(loc.record), loc.record.content_length, MAX_REREAD_PAYLOAD)
+        payload = _PayloadOfMember(_content_length(loc.record), loc.record.content_length)
         saved = self.fh.tell()
         try:
             member = _inflate_member_at(self.fh, loc.offset, sink=payload.take)
@@ -759,12 +767,7 @@ class _Records:
                 if bad is not None and bad.framed:
                     return None  # it ends where its Content-Length says: what follows it is no record
             at = _record_start_after(fh, stream, last.pos + 1)
-            if stream is not None:
-                block = None if last.block_end is None else last.block_end - last.length
-            else:
-                fh.seek(last.pos)
-                header = _header_length(fh.read(_HEADER_MAX), 0)
-                block = None if header is None else last.pos + header
+            block = self._block_start()
             return None if at is None or block is None else at - block
         # gzip per record: FastWARC reads the members as one stream, so a record read past its member's end
         if _next_record_start(fh, loc.offset + 1, True) is None:
@@ -775,21 +778,45 @@ class _Records:
             return None
         return member.size - header
 
+    def _block_start(self) -> int | None:
+        """Where the block of the record read last starts, in a plain file or a gzip stream we inflate; None when its
+        WARC headers cannot be found."""
+        last = self.last
+        if self.stream is not None:
+            return None if last.block_end is None else last.block_end - last.length
+        header = _header_length(self._bytes(last.pos, _HEADER_MAX) or b"", 0)
+        return None if header is None else last.pos + header
 
-# A page that zlib inflates from its own gzip member (FastWARC failed on it: its checksum fails) is kept up to this
-# size; past it the record is skipped and counted (`payload_too_large`). Common Crawl cuts a page at 1 MiB and a
-# compressed body past `MAX_DECODED_BODY` is no web page either: what is larger is a film or a disk image, and holding
-# it would make memory grow with the member.
-MAX_REREAD_PAYLOAD = 32 << 20
+    def payload_head(self, loc: _Located, n: int) -> bytes | None:
+        """The first `n` bytes of the payload of `loc`'s record (the last read, and read past: `next_record_inside`),
+        read again from the file, the gzip stream we inflate or its own gzip member; None when its WARC headers cannot
+        be found. For a payload whose Content-Length is past `MAX_PAYLOAD` but that ends within it, where the next
+        record starts: it is read only once that is known."""
+        record = loc.record
+        http = _content_length(record) - record.content_length  # its HTTP headers, which FastWARC has parsed
+        if self.stream is None and self.gzipped:
+            payload = _PayloadOfMember(http + n, n)
+            saved = self.fh.tell()
+            try:
+                _inflate_member_at(self.fh, loc.offset, sink=payload.take)
+            finally:
+                self.fh.seek(saved)
+            return payload.kept() if payload.start is not None else None
+        block = self._block_start()
+        if block is None:
+            return None
+        if self.stream is not None:
+            return self.stream.read_again(block + http, n)
+        return self._bytes(block + http, n)
 
 
 class _PayloadOfMember:
     """The payload of the record a gzip member starts with, gathered from the chunks it inflates to
     (`_inflate_member_at`'s sink): the last `length` bytes of its block of `block` bytes, after its WARC headers. Only
-    those bytes are held, and none when there are more than `limit` of them."""
+    those bytes are held (`_read_payload` reads no record whose payload is past `MAX_PAYLOAD`)."""
 
-    def __init__(self, block: int, length: int, limit: int) -> None:
-        self.block, self.length, self.limit = block, length, limit
+    def __init__(self, block: int, length: int) -> None:
+        self.block, self.length = block, length
         self.head = b""  # the member's first bytes, until its WARC headers end in them
         self.start: int | None = None  # where the payload starts, once the headers are read
         self.parts: list[bytes] = []
@@ -809,14 +836,12 @@ class _PayloadOfMember:
                 return
             self.start = header + self.block - self.length
             pos, chunk, self.head = 0, self.head, b""
-        if self.length > self.limit:
-            return
         low, high = max(pos, self.start), min(pos + len(chunk), self.start + self.length)
         if low < high:
             self.parts.append(chunk[low - pos : high - pos])
 
-    def kept(self) -> bytes | None:
-        return None if self.length > self.limit else b"".join(self.parts)
+    def kept(self) -> bytes:
+        return b"".join(self.parts)
 
 
 class _FramingError(ValueError):
@@ -1206,6 +1231,20 @@ class _InflatedGzip:
         """Up to `n` bytes inflated from offset `pos` on; None when they are no longer held."""
         pieces = self._pieces(pos, n)
         return None if pieces is None else b"".join(pieces)
+
+    def read_again(self, pos: int, n: int) -> bytes:
+        """Up to `n` bytes from offset `pos` on, handed out already: inflated again from the start, by a stream of
+        their own, when they are no longer held; this stream goes on where it stands."""
+        held = self.bytes_at(pos, n)
+        if held is not None:
+            return held
+        again = _InflatedGzip(self.fh, self.start, self.one_member)
+        again._inflate_again_to(pos)
+        parts = []
+        while n > 0 and (part := again.read(n)):
+            parts.append(part)
+            n -= len(part)
+        return b"".join(parts)
 
     def _pieces(self, pos: int, n: int) -> list[memoryview] | None:
         """`bytes_at`, uncopied: views of the chunks that hold them."""
@@ -2173,8 +2212,11 @@ def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
     that end a record come before it (the Content-Length was wrong), else cut short, marked (`truncated`); the
     framing error is counted where reading resumes. Otherwise a payload that ends before its Content-Length is kept,
     and the record marked as cut short. A page whose gzip member FastWARC cannot inflate (gzip per record) is inflated
-    from it by zlib: kept when the member inflates to its end, marked when its checksum fails."""
+    from it by zlib: kept when the member inflates to its end, marked when its checksum fails. A payload past
+    `MAX_PAYLOAD` is read by neither (`_payload_past_the_limit`)."""
     record, records = loc.record, loc.records
+    if record.content_length > MAX_PAYLOAD:
+        return _payload_past_the_limit(loc, skips, url)
     try:
         payload = record.reader.read()
     except (OSError, ValueError) as e:
@@ -2187,9 +2229,6 @@ def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
         payload, checksum_failed = reread
         if checksum_failed:
             skips.checksum_failed()
-        if payload is None:
-            skips.skip("payload_too_large", loc.where, f"{url}: {record.content_length} bytes, past the "
-                       f"{MAX_REREAD_PAYLOAD >> 20} MiB kept of a page inflated again from its gzip member")
         return payload
     short = len(payload) < record.content_length
     if short and loc.stream is not None and loc.stream.damage:
@@ -2213,6 +2252,26 @@ def _read_payload(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
             skips.truncated(_CUT_SHORT, "truncated_gzip")
         skips.truncated(f"{len(payload)} of {record.content_length} payload bytes")
     return payload
+
+
+def _payload_past_the_limit(loc: _Located, skips: _RecordSkips, url: str) -> bytes | None:
+    """None for a payload that its Content-Length puts past `MAX_PAYLOAD`: it is not read into memory (its reader is
+    drained in chunks, `_Records.finish`) and is counted as `payload_too_large`. Unless that Content-Length runs over
+    the records after it (or past the end of the file, the next record inside it), and the next one starts within the
+    limit: the record ends there, as in `_read_payload`, and its payload is read again up to there."""
+    record, records = loc.record, loc.records
+    if records is not None:
+        consumed, _ = records.finish(record)
+        if consumed < record.content_length and loc.stream is not None and loc.stream.damage:
+            return None  # it runs into damage in its gzip stream: counted with it (`warc_read_error`), as in a member
+        inside = records.next_record_inside(loc)
+        if inside is not None and inside <= MAX_PAYLOAD:
+            payload = records.payload_head(loc, inside)
+            if payload is not None:
+                return _up_to_next_record(payload, skips)
+    skips.skip("payload_too_large", loc.where, f"{url}: a payload of {record.content_length} bytes by its "
+               f"Content-Length, past the {MAX_PAYLOAD} bytes a page may take; skipped unread")
+    return None
 
 
 def _up_to_next_record(payload: bytes, skips: _RecordSkips) -> bytes:

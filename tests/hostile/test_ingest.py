@@ -225,6 +225,31 @@ def test_a_truncated_gzip_member_is_counted_as_truncated_gzip(tmp_path, kind):
     assert result.info["skip_examples"]["truncated_gzip"].startswith(f"{path}:{len(b''.join(members[:-1]))}")
 
 
+@pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip_per_record"])
+def test_a_warc_record_past_the_payload_limit_is_counted_and_the_pages_around_it_are_kept(tmp_path, monkeypatch,
+                                                                                          gzipped):
+    """A response too big to be a web page (a film, a disk image; or a Content-Length that says so) is skipped without
+    being read into memory, counted as `payload_too_large` where it is; the pages before and after it are read.
+    `MAX_PAYLOAD` is lowered to 1 MiB (from 32 MiB) so that a 3 MiB page is past it."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_PAYLOAD", 1 << 20)
+    huge = http(b"<html><body><p>" + b"a page of one word " * ((3 << 20) // 19) + b"</p></body></html>",
+                "Content-Type: text/html")
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0),
+               warc_record("response", "http://before.example/", http(GOOD, "Content-Type: text/html"), 1),
+               warc_record("response", "http://huge.example/", huge, 2),
+               warc_record("response", "http://after.example/", http(GOOD, "Content-Type: text/html"), 3)]
+    stored = _members(records) if gzipped else records
+    path = tmp_path / ("huge.warc.gz" if gzipped else "huge.warc")
+    path.write_bytes(b"".join(stored))
+
+    result = _ingest(tmp_path, path, "warc")
+
+    assert result.docs_out == 2 and result.info["error"] is None
+    assert result.extra["skipped"] == {"payload_too_large": 1}
+    offset = len(b"".join(stored[:2]))
+    assert result.info["skip_examples"]["payload_too_large"].startswith(f"{path}:{offset}: http://huge.example/: ")
+
+
 def test_an_empty_wet_is_shown_in_the_run_summary(tmp_path, prefect_harness):
     (tmp_path / "good.jsonl").write_text(GOOD_JSONL)
     empty = tmp_path / "empty.wet.gz"

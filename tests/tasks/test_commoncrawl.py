@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 from storage.schemas import DOCUMENT_SCHEMA
+from tasks import commoncrawl
 from tasks.commoncrawl import (
     detect_commoncrawl_kind,
     iter_commoncrawl_documents,
@@ -908,18 +909,26 @@ SWALLOWS = {"one": (2, 1), "several": (2, 3), "past_the_end": (4, None)}
 @pytest.mark.parametrize("eol", EOLS)
 @pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
 @pytest.mark.parametrize("swallows", list(SWALLOWS))
-def test_a_content_length_past_its_record_costs_none_of_the_records_it_runs_over(tmp_path, packing, swallows, eol):
+@pytest.mark.parametrize("limit", ["real", "below_its_content_length"])
+def test_a_content_length_past_its_record_costs_none_of_the_records_it_runs_over(tmp_path, monkeypatch, packing,
+                                                                                 swallows, eol, limit):
     """The record ends where the next record's version line begins, and every record after it reads as in the file
     with the right Content-Length: same ids, texts and meta. The damaged page keeps its text, whole (the two newlines
     that end a record come before the next one), and is counted once, as the framing error it is. Before, a file
     gzipped whole lost the records a Content-Length ran over up to its end, and on every path the page took in the
     text of the records it ran over. With WARC headers in bare LF, FastWARC's quirks mode read on to the next version
-    line it found: the records run over were lost without a count (and with CRLF before them, every one in bare LF)."""
+    line it found: the records run over were lost without a count (and with CRLF before them, every one in bare LF).
+    A Content-Length past `MAX_PAYLOAD` (lowered here below it, above every page) is read the same: its page is
+    within the limit, where the next record starts."""
     bad, over = SWALLOWS[swallows]
     records = in_line_endings(seven_short_pages(), eol, bad)
     # 10 bytes into the record after the last one it runs over: FastWARC finds no record where it says it ends
     length = declared_length(records[bad]) + sum(map(len, records[bad + 1 : bad + 1 + over])) + 10 if over else 9999
     assert over or sum(map(len, records[bad:])) < length
+    if limit == "below_its_content_length":
+        ceiling = max(map(declared_length, records))  # every page is shorter than its block
+        assert length - len(http(b"", "Content-Type: text/html")) > ceiling
+        monkeypatch.setattr("tasks.commoncrawl.MAX_PAYLOAD", ceiling)
     damaged = records[:bad] + [with_content_length(records[bad], length)] + records[bad + 1 :]
     good_path, path = tmp_path / "good.warc.gz", tmp_path / "damaged.warc.gz"
     good_path.write_bytes(packed(records, packing))
@@ -1102,10 +1111,10 @@ def test_a_big_gzip_member_whose_checksum_fails_keeps_its_mark_where_reading_sta
 
 
 def test_a_gzip_member_whose_checksum_fails_is_inflated_again_in_bounded_memory(tmp_path, monkeypatch):
-    """Its page is inflated again by zlib, in chunks, and only the payload is held: past `MAX_REREAD_PAYLOAD` (here
-    lowered to 1 MiB, from 32 MiB) it is not held at all, and the record is counted. Before, the whole member was held,
-    and a copy of the payload besides (here 2 x 24 MiB)."""
-    monkeypatch.setattr("tasks.commoncrawl.MAX_REREAD_PAYLOAD", 1 << 20)
+    """Its page is inflated again by zlib, in chunks, and only the payload is held; past `MAX_PAYLOAD` (here lowered to
+    1 MiB, from 32 MiB) it is not read at all, and the record is counted. Before, the whole member was held, and a copy
+    of the payload besides (here 2 x 24 MiB)."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_PAYLOAD", 1 << 20)
     body = b"<html><body><main><p>" + b"a page of one word " * ((24 << 20) // 19) + b"</p></main></body></html>"
     huge = warc_record("response", "http://huge.example/", http(body, "Content-Type: text/html"), 9)
     member = bytearray(gzip.compress(huge, compresslevel=1, mtime=0))
@@ -1124,6 +1133,86 @@ def test_a_gzip_member_whose_checksum_fails_is_inflated_again_in_bounded_memory(
     assert skips.examples["payload_too_large"].startswith(f"{path}:{len(pages[0])}: http://huge.example/: ")
     assert "incorrect data check" in skips.examples["warc_read_error"]
     assert len(body) > 24 << 20 and peak < 8 << 20
+
+
+# --- a record whose payload is past `MAX_PAYLOAD`: skipped unread, on every path ---------------------------------
+
+
+def test_the_payload_limit_is_the_32_mib_the_docs_say():
+    assert commoncrawl.MAX_PAYLOAD == 32 << 20
+    assert "`MAX_PAYLOAD` (32 MiB" in commoncrawl.__doc__
+
+
+def a_huge_page(n: int) -> bytes:
+    """A response whose payload is a page of some 24 MiB (of one word, so that gzip folds it into a few KB)."""
+    body = b"<html><body><main><p>" + b"a page of one word " * ((24 << 20) // 19) + b"</p></main></body></html>"
+    return warc_record("response", "http://huge.example/", http(body, "Content-Type: text/html"), n)
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+def test_a_record_past_the_payload_limit_is_skipped_unread_and_the_records_after_it_are_read(tmp_path, monkeypatch,
+                                                                                               packing):
+    """A 24 MiB page between two good ones, past `MAX_PAYLOAD` (here lowered to 1 MiB, from 32 MiB): it is counted as
+    `payload_too_large` with its place, its reader drained in chunks without holding it, and the page after it is read.
+    Before, only a page inflated again from a gzip member whose checksum fails was bounded: FastWARC's own read held
+    the whole payload (a 2 GB record, or a Content-Length that says so, 2 GB of memory) and kept the page."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_PAYLOAD", 1 << 20)
+    pages = seven_short_pages()
+    records = [pages[0], pages[1], a_huge_page(9), pages[2]]
+    members = [gzip.compress(r, compresslevel=1, mtime=0) for r in records]  # `packed` would store 24 MiB
+    path = tmp_path / "huge.warc.gz"
+    path.write_bytes(b"".join(members) if packing == "per_record" else packed(records, packing))
+    tracemalloc.start()
+    try:
+        docs, skips = read(iter_warc_documents, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, 150)) for i in (1, 2)]
+    assert dict(skips.counts) == {"payload_too_large": 1}
+    where = place_in(path, records, 2, packing) if packing != "per_record" else f"{path}:{len(b''.join(members[:2]))}"
+    assert skips.examples["payload_too_large"].startswith(f"{where}: http://huge.example/: ")
+    assert len(records[2]) > 24 << 20 and peak < 8 << 20
+
+
+@pytest.mark.parametrize("packing", ["plain", "per_record", "whole"])
+def test_a_big_page_whose_content_length_runs_past_the_limit_and_the_file_is_read_again_up_to_the_next_record(
+    tmp_path, monkeypatch, packing
+):
+    """A 3 MiB page whose Content-Length (9999999) runs past the end of the file, over the pages after it, and past
+    `MAX_PAYLOAD` (here 4 MiB): the next record starts within the limit, so the page ends there, whole, and is read
+    again from the file, its gzip member, or (no longer held: past the 1 MiB a stream we inflate holds) its gzip
+    stream inflated again; the pages after it are read, and the framing error is counted once, as with a short
+    Content-Length."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_PAYLOAD", 4 << 20)
+    pages = seven_short_pages()
+    big = warc_record("response", "http://big.example/",
+                      http(PAGE.format(varied_text(9, 400_000)).encode(), "Content-Type: text/html"), 9)
+    records = [*pages[:2], big, *pages[2:4]]
+    damaged = [*pages[:2], with_content_length(big, 9_999_999), *pages[2:4]]
+    assert 3 << 20 < declared_length(big) < 4 << 20 and sum(map(len, damaged[2:])) < 9_999_999
+    good_path, path = tmp_path / "good.warc.gz", tmp_path / "damaged.warc.gz"
+    good_path.write_bytes(packed(records, packing))
+    path.write_bytes(packed(damaged, packing))
+    expected, _ = comparable_docs(good_path)
+    docs, skips = comparable_docs(path)
+    assert [d[1] for d in docs] == ["http://p1.example/", "http://big.example/", "http://p2.example/",
+                                    "http://p3.example/"]
+    assert [d[:4] for d in docs] == [d[:4] for d in expected]
+    assert all("truncated" not in d[4] for d in docs)
+    assert dict(skips.counts) == {"warc_read_error": 1}
+
+
+def test_a_wet_record_past_the_payload_limit_is_skipped_unread(tmp_path, monkeypatch):
+    monkeypatch.setattr("tasks.commoncrawl.MAX_PAYLOAD", 4 << 10)
+    records = seven_short_pages("conversion")[:4]
+    records[2] = warc_record("conversion", "http://huge.example/", b"a text of one word " * 1000, 9)
+    path = tmp_path / "huge.wet"
+    path.write_bytes(b"".join(records))
+    docs, skips = read(iter_wet_documents, path)
+    assert [d.url for d in docs] == ["http://p1.example/", "http://p3.example/"]
+    assert dict(skips.counts) == {"payload_too_large": 1}
+    assert skips.examples["payload_too_large"].startswith(f"{path}:{starts_of(records)[2]}: http://huge.example/: ")
 
 
 # --- WARC headers in bare LF, and records that no reader counted ----------------------------------------------

@@ -89,7 +89,8 @@ CommonCrawlKind = Literal["wet", "warc"]
 HTML_MIME_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # A decoded page with more replacement characters than this share is not text in any encoding we tried.
 MAX_REPLACEMENT_SHARE = 0.01
-# A compressed HTTP body that inflates past this is not a web page (or is a decompression bomb).
+# A compressed HTTP body (gzip, deflate, Brotli or zstd) that decodes past this is not a web page (or is a
+# decompression bomb): decoding stops there, holding no more, and the record is counted (`bad_content_encoding`).
 MAX_DECODED_BODY = 32 << 20
 # A record whose payload (by its Content-Length) is past this is not a web page either: Common Crawl cuts a page at
 # 1 MiB; what is larger is a film or a disk image, or a Content-Length that says so. It is skipped unread and counted
@@ -2339,9 +2340,9 @@ def _decode_http_body(
         if encoding in ("gzip", "x-gzip", "deflate"):
             return _inflate(raw)
         if encoding == "br":
-            return BrotliReader(io.BytesIO(raw)).read()
+            return _read_decoded(BrotliReader(io.BytesIO(raw)))
         if encoding == "zstd":
-            return ZstdReader(io.BytesIO(raw)).read()
+            return _read_decoded(ZstdReader(io.BytesIO(raw)))
     except (OSError, ValueError, zlib.error) as e:
         skips.skip("bad_content_encoding", loc.where, f"{url}: {encoding}: {e}")
         return None
@@ -2377,9 +2378,34 @@ def _inflate(raw: bytes) -> bytes:
         except zlib.error:
             continue
         if inflater.unconsumed_tail:
-            raise ValueError(f"decoded body larger than {MAX_DECODED_BODY >> 20} MiB")
+            raise _decoded_past_the_limit()
         return out
     raise ValueError("not a gzip, zlib or deflate stream")
+
+
+# Brotli and zstd bodies are decoded this much at a time, so that a bomb is stopped at `MAX_DECODED_BODY`.
+_DECODED_CHUNK = 1 << 20
+
+
+def _read_decoded(reader: BrotliReader | ZstdReader) -> bytes:
+    """A Brotli or zstd body read from its FastWARC decoder up to `MAX_DECODED_BODY`, holding no more (past it:
+    ValueError, as in `_inflate`). A read that gives less than it was asked for is the body's end, where FastWARC's
+    unbounded read ends it too: reading on would take what follows a Brotli stream (a CRLF, garbage) for another one,
+    and fail."""
+    chunks, size = [], 0
+    while True:
+        asked = min(_DECODED_CHUNK, MAX_DECODED_BODY + 1 - size)
+        chunk = reader.read(asked)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_DECODED_BODY:
+            raise _decoded_past_the_limit()
+        if len(chunk) < asked:
+            return b"".join(chunks)
+
+
+def _decoded_past_the_limit() -> ValueError:
+    return ValueError(f"decoded body larger than {MAX_DECODED_BODY >> 20} MiB")
 
 
 def _decode_html(body: bytes, http_charset: str | None) -> tuple[str, str] | None:

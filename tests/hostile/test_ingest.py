@@ -10,6 +10,7 @@ import logging
 import os
 import subprocess
 import sys
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from tasks.ingest import InputFile, ingest_file, resolve_inputs
 from tasks.params import IngestParams, InputSpec
 from tasks.records import InputFileError
 from tests.conftest import ROOT
-from tests.tasks.test_commoncrawl import GOOD, http, warc_record
+from tests.tasks.test_commoncrawl import GOOD, a_bomb, http, warc_record
 
 GOOD_JSONL = '{"text": "A perfectly readable document about rivers and bridges."}\n'
 
@@ -248,6 +249,38 @@ def test_a_warc_record_past_the_payload_limit_is_counted_and_the_pages_around_it
     assert result.extra["skipped"] == {"payload_too_large": 1}
     offset = len(b"".join(stored[:2]))
     assert result.info["skip_examples"]["payload_too_large"].startswith(f"{path}:{offset}: http://huge.example/: ")
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
+def test_a_compressed_body_that_decodes_past_the_limit_is_counted_and_the_pages_around_it_are_kept(
+    tmp_path, monkeypatch, encoding
+):
+    """A decompression bomb: 64 MiB of zeros stored in a few KB (gzip: 64 KB), past `MAX_DECODED_BODY` (here lowered
+    to 1 MiB, from 32 MiB). Whatever its Content-Encoding, it is decoded no further than the limit and counted as
+    `bad_content_encoding` where it is; the pages before and after it are read. Before, only gzip and deflate were
+    bounded: a Brotli or zstd body was decoded whole, however big."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_DECODED_BODY", 1 << 20)
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0),
+               warc_record("response", "http://before.example/", http(GOOD, "Content-Type: text/html"), 1),
+               a_bomb(2, 64, encoding),
+               warc_record("response", "http://after.example/", http(GOOD, "Content-Type: text/html"), 3)]
+    path = tmp_path / "bomb.warc.gz"
+    path.write_bytes(b"".join(_members(records)))
+
+    tracemalloc.start()
+    try:
+        result = _ingest(tmp_path, path, "warc")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert result.docs_out == 2 and result.info["error"] is None
+    assert result.extra["skipped"] == {"bad_content_encoding": 1}
+    offset = len(b"".join(_members(records[:2])))
+    assert result.info["skip_examples"]["bad_content_encoding"] == (
+        f"{path}:{offset}: http://bomb.example/: {encoding}: decoded body larger than 1 MiB"
+    )
+    assert len(records[2]) < 80 << 10 and peak < 8 << 20
 
 
 def test_an_empty_wet_is_shown_in_the_run_summary(tmp_path, prefect_harness):

@@ -6,15 +6,18 @@ import base64
 import gzip
 import hashlib
 import importlib.util
+import io
 import json
 import re
 import tracemalloc
 import zlib
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from fastwarc.stream_io import BrotliWriter, ZstdWriter
 
 from storage.schemas import DOCUMENT_SCHEMA
 from tasks import commoncrawl
@@ -1213,6 +1216,93 @@ def test_a_wet_record_past_the_payload_limit_is_skipped_unread(tmp_path, monkeyp
     assert [d.url for d in docs] == ["http://p1.example/", "http://p3.example/"]
     assert dict(skips.counts) == {"payload_too_large": 1}
     assert skips.examples["payload_too_large"].startswith(f"{path}:{starts_of(records)[2]}: http://huge.example/: ")
+
+
+# --- an HTTP body that decodes past `MAX_DECODED_BODY`: stopped there, whatever its Content-Encoding -----------
+
+
+def content_encoded(parts: Iterable[bytes], encoding: str) -> bytes:
+    """A body as its Content-Encoding says, compressed a part at a time: a bomb of zeros is never held whole by the
+    test either."""
+    if encoding == "gzip":
+        deflater = zlib.compressobj(9, zlib.DEFLATED, 31)
+        return b"".join(map(deflater.compress, parts)) + deflater.flush()
+    out = io.BytesIO()
+    writer = {"br": BrotliWriter, "zstd": ZstdWriter}[encoding](out)
+    for part in parts:
+        writer.write(part)
+    writer.close()
+    return out.getvalue()
+
+
+def a_bomb(n: int, mib: int, encoding: str) -> bytes:
+    """A response whose body, `mib` MiB of zeros, is stored in a thousandth of that (gzip: 1 KB a MiB; zstd: some
+    30 bytes; Brotli: under 2)."""
+    body = content_encoded((bytes(1 << 20) for _ in range(mib)), encoding)
+    return warc_record("response", "http://bomb.example/",
+                       http(body, "Content-Type: text/html", f"Content-Encoding: {encoding}"), n)
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd"])
+def test_a_brotli_or_zstd_body_that_decodes_past_the_real_limit_is_stopped_there(tmp_path, encoding):
+    """The real `MAX_DECODED_BODY` (32 MiB): a body of 128 MiB of zeros, stored in a few KB, is counted where it is
+    and decoded no further than the limit; the pages around it are read. Before, it was decoded whole (here 128 MiB
+    held; a hostile record of a few KB could take gigabytes)."""
+    assert commoncrawl.MAX_DECODED_BODY == 32 << 20
+    pages = seven_short_pages()
+    records = [*pages[:2], a_bomb(9, 128, encoding), pages[2]]
+    path = tmp_path / "bomb.warc"
+    path.write_bytes(b"".join(records))
+    tracemalloc.start()
+    try:
+        docs, skips = read(iter_warc_documents, path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, 150)) for i in (1, 2)]
+    assert dict(skips.counts) == {"bad_content_encoding": 1}
+    assert skips.examples["bad_content_encoding"] == (
+        f"{path}:{starts_of(records)[2]}: http://bomb.example/: {encoding}: decoded body larger than 32 MiB"
+    )
+    assert len(records[2]) < (128 << 20) // 1000 and peak < 40 << 20
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
+def test_a_body_of_exactly_the_limit_is_kept_and_one_byte_more_is_not(tmp_path, monkeypatch, encoding):
+    """The same bound for every encoding (`MAX_DECODED_BODY` lowered to 1 MiB, from 32 MiB)."""
+    monkeypatch.setattr("tasks.commoncrawl.MAX_DECODED_BODY", 1 << 20)
+    head, tail = b"<html><body><main><p>", b"</p></main></body></html>"
+    fill = (b"a page of one word " * (1 << 16))[: (1 << 20) - len(head) - len(tail)]
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    for i, extra in enumerate((b"", b"!"), 1):
+        body = content_encoded([head, fill, extra, tail], encoding)
+        block = http(body, "Content-Type: text/html", f"Content-Encoding: {encoding}")
+        records.append(warc_record("response", f"http://p{i}.example/", block, i))
+    path = tmp_path / "limit.warc"
+    path.write_bytes(b"".join(records))
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, len(d.text)) for d in docs] == [("http://p1.example/", len(fill.strip()))]
+    assert dict(skips.counts) == {"bad_content_encoding": 1}
+    assert skips.examples["bad_content_encoding"].endswith(f"http://p2.example/: {encoding}: decoded body larger "
+                                                           "than 1 MiB")
+
+
+@pytest.mark.parametrize(("encoding", "after"), [("br", b""), ("zstd", b""), ("br", b"\r\n")],
+                         ids=["br", "zstd", "br_then_crlf"])
+def test_brotli_and_zstd_pages_read_their_text(tmp_path, encoding, after):
+    """A short page and one of 3 MiB (decoded in several reads); bytes after a Brotli stream are no part of it, as
+    FastWARC reads it whole: decoding ends with the stream, as before, instead of failing on them."""
+    texts = [varied_text(1, 150), varied_text(2, 400_000)]
+    records = [warc_record("warcinfo", None, b"software: test\r\n", 0)]
+    for i, text in enumerate(texts, 1):
+        body = content_encoded([PAGE.format(text).encode()], encoding) + after
+        block = http(body, "Content-Type: text/html", f"Content-Encoding: {encoding}")
+        records.append(warc_record("response", f"http://p{i}.example/", block, i))
+    path = tmp_path / "pages.warc"
+    path.write_bytes(b"".join(records))
+    docs, skips = read(iter_warc_documents, path)
+    assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", t) for i, t in enumerate(texts, 1)]
+    assert len(texts[1]) > 3 << 20 and skips.total == 0
 
 
 # --- WARC headers in bare LF, and records that no reader counted ----------------------------------------------

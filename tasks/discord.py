@@ -91,19 +91,23 @@ sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; o
     "d/M/yy" that .NET widens; "H:mm" in Windows' data), writes 2024-03-14 18:02 as "14/3/2567 18:02", in ASCII
     digits, with no designator. A user's own format (an old `--dateformat`, Windows' short date and time settings,
     or a machine of another culture in the 2018-04 to 2018-06 CSV's "dd-MMM-yy") reads too: day, month (a number
-    or a name) and year (four digits or two) in any order, maybe after a weekday, the time after the date or before
-    it ("Mar 14, 2024 6:02 PM", "Thu 14/03/2024 18:02:05", "2024-Mar-14 18:02", "24/03/14 18:02", "18:02
-    14.03.2024", "jeudi 14 mars 2024 18:02", "14 de marzo de 2024 18:02", "14 марта 2024 г. 18:02", "2024.
-    március 14. 18:02", "14 tháng 3, 2024 18:02", "2024年3月14日 18:02", "2024년 3월 14일 오후 6:02"). Names are
-    read in the languages of `_LANGUAGES`, one table of .NET's names per language (months full and abbreviated,
-    stand-alone and genitive: "März", "marca", "března", "maaliskuuta", "Μαρτίου"; weekdays full and abbreviated;
-    AM/PM designators: "π.μ." el, "ص" ar, "पूर्वाह्न" hi, "SA" vi, "ÖÖ" tr, "fm" sv, "de." hu…), with or without a
-    trailing dot, whatever their case: English, French, German, Spanish, Italian, Portuguese (pt-BR and pt-PT),
-    Dutch, Polish, Russian, Ukrainian, Turkish, Swedish, Danish, Norwegian (nb), Finnish, Czech, Romanian,
-    Hungarian, Greek, Indonesian, Vietnamese and Croatian; the designators of Arabic, Hindi, Korean, Chinese,
-    Japanese and Thai. The names are ICU's that .NET asks for (ICU 72.1, CLDR 42), and the other forms of CLDR 47
-    and CLDR 29 (older ICUs); Windows' own (NLS) names, which .NET used before ICU (.NET Core 3.1), are not read
-    where they differ ("Mrz"…).
+    or a name) and year (four digits or two) in any order, maybe with a weekday before the date or after it, the
+    time after the date or before it ("Mar 14, 2024 6:02 PM", "Thu 14/03/2024 18:02:05", "2024-Mar-14 18:02",
+    "24/03/14 18:02", "18:02 14.03.2024", "jeudi 14 mars 2024 18:02", "14 de marzo de 2024 18:02", "14 марта 2024
+    г. 18:02", "2024. március 14. 18:02", "14 tháng 3, 2024 18:02", "2024年3月14日 18:02", "2024년 3월 14일 오후
+    6:02", "2024年3月14日木曜日 18:02", "14 Mart 2024 Perşembe 18:02", "2024. március 14., csütörtök 18:02", "2024
+    m. kovo 14 d. 18:02", "2024. gada 14. marts 18:02", "14 במרץ 2024 18:02"). Names are read in the languages of
+    `_LANGUAGES`, one table of .NET's names per language (months full and abbreviated, stand-alone and genitive:
+    "März", "marca", "března", "maaliskuuta", "Μαρτίου", "lapkričio"; weekdays full and abbreviated: "Thu",
+    "木曜日", "יום ה׳"; AM/PM designators: "π.μ." el, "ص" ar, "पूर्वाह्न" hi, "SA" vi, "ÖÖ" tr, "fm" sv, "de." hu,
+    "לפנה״צ" he…), with or without a trailing dot, whatever their case: English, French, German, Spanish, Italian,
+    Portuguese (pt-BR and pt-PT), Dutch, Polish, Russian, Ukrainian, Turkish, Swedish, Danish, Norwegian (nb),
+    Finnish, Czech, Romanian, Hungarian, Greek, Indonesian, Vietnamese, Croatian, Slovak, Slovenian, Bulgarian,
+    Lithuanian, Latvian, Estonian and Hebrew; the weekdays and designators of Korean, Chinese and Japanese, whose
+    months are numbers; the designators of Arabic, Hindi and Thai. The names are ICU's that .NET asks for (ICU 72.1,
+    CLDR 42), and the other forms of CLDR 47 and CLDR 29 (older ICUs); those of sk, sl, bg, lt, lv, et and he are
+    CLDR 48's, with the designators older CLDRs wrote (bg "пр.об.", he "לפנה״צ"). Windows' own (NLS) names, which
+    .NET used before ICU (.NET Core 3.1), are not read where they differ ("Mrz"…).
     A file's dates are read by one pattern found from all of them (`_DatePattern`; `stats["date_pattern"]`, as .NET
     writes one: "d/M/yyyy H:mm"), as WhatsApp's date order is: of the shapes its dates have (their fields' kinds,
     separators, clock, and whether the time comes first), the one that reads the most of them; its year is the
@@ -114,17 +118,20 @@ sentence ("Joined the server.", "Pinned a message."…, written since 2023-02; o
     designator after the time as en-US writes it, else day first, said in a log line and by
     `stats["date_order_ambiguous"]` True. Its names are of the languages that have the names of the most of its
     dates (`stats["date_languages"]`, in the table's order: "Mar" alone is English, Spanish, Polish…); a name these
-    languages read as two different dates ("listopada": November in Polish, October in Croatian) is read in none.
+    languages read as two different dates ("listopada": November in Polish, October in Croatian) is read in none,
+    and a weekday they give two days ("tor.": Tuesday in Slovenian, Thursday in Danish) reads when it is the date's
+    in one of them.
     Its years are of the Buddhist era, and read 543 earlier (`stats["buddhist_era"]` True), only when every one is:
     a year that is no Gregorian one a message can have but is one less 543 (2558 to 2570 in 2026; two digits are
     then of the 2500s). Such a time is kept as written (no zone to convert from), to the minute
     (`stats["exact_timestamps"]` False). A date that does not read is a skipped record (`discord_bad_timestamp`,
     naming its line and why): of another pattern than the file's or another order, a year no message can have
-    (before 2015, after next year, a Buddhist-era year among Gregorian ones), a weekday not the date's, a month or
-    weekday name not of the file's languages (or of none read here: Lithuanian, Hebrew, Hindi's months…), a name the
-    file's languages read as different dates, an hour over 12 beside a designator, designators of languages not
-    read here (fa, he, mr…) and a Finnish "klo" (fi's "g" is "14.3.2024 18.02": it writes none). Not read: a
-    weekday after the date (tr's and hu's long dates), weekday names of ja, ko and zh, ja's "18時02分".
+    (before 2015, after next year, a Buddhist-era year among Gregorian ones), a weekday not the date's (before it
+    or after it), a weekday on both sides, a month or weekday name not of the file's languages (or of none read
+    here: Persian, Catalan, Hindi's months…), a name the file's languages read as different dates, an hour over 12
+    beside a designator, designators of languages not read here (fa, mr, ta…) and a Finnish "klo" (fi's "g" is
+    "14.3.2024 18.02": it writes none). Not read: ja's "18時02分", a weekday in brackets ("2024/03/14(木)"), words
+    other than lt's "m." and "d.", lv's "gada", es's and pt's "de" and he's "ב" between a date's fields.
 
 DiscordChatExporter's `--partition` splits a channel into `<name>.json`, `<name> [part 2].json`, …: the parts of
 one channel (same channel id) are read together into one chat, from the first part present (the later ones give
@@ -362,12 +369,56 @@ _LANGUAGES: dict[str, tuple[str, str, str]] = {
         "|studeni/studenoga/stu|prosinac/prosinca/pro",
         "ponedjeljak/pon|utorak/uto|srijeda/sri|četvrtak/čet|petak/pet|subota/sub|nedjelja/ned",
         "AM|PM"),
+    # these seven as CLDR 48 writes them, with the designators older CLDRs wrote
+    "Slovak": (
+        "január/januára/jan|február/februára/feb|marec/marca/mar|apríl/apríla/apr|máj/mája|jún/júna|júl/júla"
+        "|august/augusta/aug|september/septembra/sep|október/októbra/okt|november/novembra/nov"
+        "|december/decembra/dec",
+        "pondelok/po|utorok/ut|streda/st|štvrtok/št|piatok/pi|sobota/so|nedeľa/ne",
+        "AM|PM"),
+    "Slovenian": (
+        "januar/jan.|februar/feb.|marec/mar.|april/apr.|maj|junij/jun.|julij/jul.|avgust/avg.|september/sep."
+        "|oktober/okt.|november/nov.|december/dec.",
+        "ponedeljek/pon.|torek/tor.|sreda/sre.|četrtek/čet.|petek/pet.|sobota/sob.|nedelja/ned.",
+        "dop.|pop."),
+    "Bulgarian": (
+        "януари/яну|февруари/фев|март|април/апр|май|юни|юли|август/авг|септември/сеп|октомври/окт|ноември/ное"
+        "|декември/дек",
+        "понеделник/пн|вторник/вт|сряда/ср|четвъртък/чт|петък/пт|събота/сб|неделя/нд",
+        "am/пр.об.|pm/сл.об."),  # CLDR 48's, and CLDR 25's
+    "Lithuanian": (
+        "sausis/sausio/saus.|vasaris/vasario/vas.|kovas/kovo/kov.|balandis/balandžio/bal.|gegužė/gegužės/geg."
+        "|birželis/birželio/birž.|liepa/liepos/liep.|rugpjūtis/rugpjūčio/rugp.|rugsėjis/rugsėjo/rugs."
+        "|spalis/spalio/spal.|lapkritis/lapkričio/lapkr.|gruodis/gruodžio/gruod.",
+        "pirmadienis/pr|antradienis/an|trečiadienis/tr|ketvirtadienis/kt|penktadienis/pn|šeštadienis/št"
+        "|sekmadienis/sk",
+        "priešpiet|popiet"),
+    "Latvian": (
+        "janvāris/janv.|februāris/febr.|marts|aprīlis/apr.|maijs|jūnijs/jūn.|jūlijs/jūl.|augusts/aug."
+        "|septembris/sept.|oktobris/okt.|novembris/nov.|decembris/dec.",
+        "pirmdiena/pirmd.|otrdiena/otrd.|trešdiena/trešd.|ceturtdiena/ceturtd.|piektdiena/piektd.|sestdiena/sestd."
+        "|svētdiena/svētd.",
+        "priekšp.|pēcp."),
+    "Estonian": (
+        "jaanuar/jaan|veebruar/veebr|märts|aprill/apr|mai|juuni|juuli|august/aug|september/sept|oktoober/okt"
+        "|november/nov|detsember/dets",
+        "esmaspäev/E|teisipäev/T|kolmapäev/K|neljapäev/N|reede/R|laupäev/L|pühapäev/P",
+        "AM|PM"),
+    "Hebrew": (  # abbreviations end in a geresh (U+05F3), as ICU writes them
+        "ינואר/ינו׳|פברואר/פבר׳|מרץ|אפריל/אפר׳|מאי|יוני|יולי|אוגוסט/אוג׳|ספטמבר/ספט׳|אוקטובר/אוק׳|נובמבר/נוב׳"
+        "|דצמבר/דצמ׳",
+        "יום שני/יום ב׳|יום שלישי/יום ג׳|יום רביעי/יום ד׳|יום חמישי/יום ה׳|יום שישי/יום ו׳|יום שבת/שבת"
+        "|יום ראשון/יום א׳",
+        "AM/לפנה״צ|PM/אחה״צ"),  # CLDR 48's, and older CLDRs'
+    # languages whose months are numbers ("2024年3月14日"): their weekdays (zh's of Simplified and Traditional
+    # script) and designators
+    "Korean": ("", "월요일/월|화요일/화|수요일/수|목요일/목|금요일/금|토요일/토|일요일/일", "오전|오후"),
+    "Chinese": ("", "星期一/周一/週一|星期二/周二/週二|星期三/周三/週三|星期四/周四/週四|星期五/周五/週五"
+                "|星期六/周六/週六|星期日/周日/週日", "上午|下午"),
+    "Japanese": ("", "月曜日/月|火曜日/火|水曜日/水|木曜日/木|金曜日/金|土曜日/土|日曜日/日", "午前|午後"),
     # languages whose dates are read by their designators alone (numbers only, or names not read here)
     "Arabic": ("", "", "ص|م"),
     "Hindi": ("", "", "am/पूर्वाह्न|pm/अपराह्न"),  # ICU's, and CLDR 29's (ICUs before 2018)
-    "Korean": ("", "", "오전|오후"),
-    "Chinese": ("", "", "上午|下午"),
-    "Japanese": ("", "", "午前|午後"),
     "Thai": ("", "", "ก่อนเที่ยง|หลังเที่ยง"),
 }
 
@@ -405,27 +456,36 @@ _DESIGNATORS = {_designator_key(form): place == 1 for _, _, designators in _LANG
                 for place, forms in enumerate(designators.split("|")) for form in forms.split("/")}  # → afternoon
 # times as DiscordChatExporter's CSV and PlainText write them in a locale's format or a user's own (see the module's
 # docstring): maybe a weekday, then the date's three fields (numbers, or one a month's name, which may hold a space:
-# vi "thg 3") and their separators ("/", ".", "-", ". " ko and hu, ", " of "Mar 14, 2024", a space, " de " es and pt,
-# 年 月 ja and zh, 년 월 ko, a right-to-left mark before one: ar), a trailing "." (ko, hu, hr), " г." (bg, ru), " р."
-# (uk), 日 or 일; then the time: "18:02", "18.02" (fi, da), "18 h 02" (fr-CA), a 12-hour clock's designator before it
-# (ko, zh-TW, ja, tr…) or after it. `_TIME_FIRST` reads the same with the time before the date ("18:02 14.03.2024").
-# Which field is the day, the month and the year is decided for the whole file (`_DatePattern`); a word as a month
-# that is no name read here matches, to be counted as unread (not taken for a message's text in PlainText)
+# vi "thg 3", or end in a geresh: he "נוב׳") and their separators ("/", ".", "-", ". " ko and hu, ", " of "Mar 14,
+# 2024", a space, " de " es and pt, " m. " lt, ". gada " lv, " ב" he, 年 月 ja and zh, 년 월 ko, a right-to-left mark
+# before one: ar), a trailing "." (ko, hu, hr), " г." (bg, ru), " р." (uk), " d." (lt), 日 or 일; maybe a weekday
+# after the date (right after 日: ja and zh; after a space: ko, tr, hu); then the time: "18:02", "18.02" (fi, da),
+# "18 h 02" (fr-CA), a 12-hour clock's designator before it (ko, zh-TW, ja, tr…) or after it. `_TIME_FIRST` reads
+# the same with the time before the date ("18:02 14.03.2024"). Which field is the day, the month and the year is
+# decided for the whole file (`_DatePattern`); a word as a month that is no name read here matches, to be counted as
+# unread (not taken for a message's text in PlainText)
 _SPACED_MONTHS = _alternatives({form for form in _MONTHS if " " in form}, r"\s")
 _SPACED_WEEKDAYS = _alternatives({form for form in _WEEKDAYS if " " in form}, r"\s")
 # a weekday: a word (a hyphen inside: pt's "quinta-feira") or two ("Thứ Năm"), never the start of a month's name of
 # two words ("thg 3 14, 2024")
 _WEEKDAY = rf"(?!(?:{_SPACED_MONTHS})\b)(?:[^\W\d_]+(?:-[^\W\d_]+)?\.?|{_SPACED_WEEKDAYS})"
-_FIELD = rf"\d{{1,4}}|[^\W\d_]{{3,}}\.?|{_SPACED_MONTHS}"
-_BETWEEN_FIELDS = r"\s?[./-]\s?|,?\s(?:de\s)?|[年月]|[년월]\s?"
+_FIELD = rf"\d{{1,4}}|[^\W\d_]{{3,}}[.\u05f3]?|{_SPACED_MONTHS}"
+_BETWEEN_FIELDS = r"\s?[./-]\s?|\.\sgada\s|,?\s(?:de\s|m\.\s|ב)?|[年月]|[년월]\s?"
 _BIDI_MARK = r"[\u200e\u200f\u061c]?"  # ar's short date writes one after its day and its month
 _DESIGNATOR = _alternatives({f for _, _, d in _LANGUAGES.values() for f in re.split("[|/]", d)}, r"\s?")
+# a weekday after the date, after a space or right after 日, is one of the names read here (a word there may be no
+# weekday at all: "14.03.2024 um 18:02"); it is tried last (`_DATE`'s "??"), so that a designator before the time
+# ("오후 6:02") stays one
+_KNOWN_WEEKDAY = _alternatives(set(_WEEKDAYS), r"\s")
+_LATE_WEEKDAY = (rf"(?P<before_late_weekday>(?<=日)|\s)(?=[^\W\d_])"
+                 rf"(?P<late_weekday>(?:{_KNOWN_WEEKDAY})\.?)")
 _DATE = (rf"(?:(?P<weekday>{_WEEKDAY})(?P<after_weekday>,?\s))?"
          rf"(?P<f0>{_FIELD}){_BIDI_MARK}(?P<s0>{_BETWEEN_FIELDS})(?P<f1>{_FIELD}){_BIDI_MARK}"
          rf"(?P<s1>{_BETWEEN_FIELDS})(?P<f2>{_FIELD})"
-         r"(?P<end>\.?(?:\s?[гр]\.)?,?|日|일)")
-_TIME = (rf"(?:(?P<before>{_DESIGNATOR})\s?)?(?P<hour>\d{{1,2}})(?P<clock>[:.]|\s?h\s?)(?P<minute>\d\d)"
-         rf"(?:[:.](?P<second>\d\d))?(?:\s*(?P<after>[AP]\.?\s?M\.?|{_DESIGNATOR}))?")
+         rf"(?P<end>\.?(?:\s?[гр]\.|\sd\.)?,?|日|일)(?:{_LATE_WEEKDAY})??")
+# every designator starts with a letter: the lookaheads spare trying each of them on a digit or the text's end
+_TIME = (rf"(?:(?=[^\W\d_])(?P<before>{_DESIGNATOR})\s?)?(?P<hour>\d{{1,2}})(?P<clock>[:.]|\s?h\s?)"
+         rf"(?P<minute>\d\d)(?:[:.](?P<second>\d\d))?(?:\s*(?=[^\W\d_])(?P<after>[AP]\.?\s?M\.?|{_DESIGNATOR}))?")
 _LOCAL_TIME = re.compile(rf"\s*{_DATE}\s+{_TIME}\s*", re.IGNORECASE)
 _TIME_FIRST = re.compile(rf"\s*{_TIME},?\s+{_DATE}\s*", re.IGNORECASE)
 _EPOCH_TIME = re.compile(r"\s*(\d{10}|\d{13})\s*")
@@ -1417,7 +1477,8 @@ class _UnreadDate:
 @dataclass(frozen=True)
 class _DateShape:
     """What every date written in one pattern shares: its fields' kinds ("a" a month's name, "4" a number of three
-    or four digits, "2" of one or two), the separators between and after them, its clock, and which comes first."""
+    or four digits, "2" of one or two), the separators between and after them, its clock, which comes first, and
+    where its weekday is."""
 
     weekday: str | None  # what follows a weekday before the date (", " or " "), None without one
     kinds: tuple[str, str, str]
@@ -1426,7 +1487,12 @@ class _DateShape:
     seconds: bool
     designator: str | None  # a 12-hour clock's "before" the time (ko, zh-TW, ja) or "after" it; None: 24 hours
     time_first: bool = False  # the time before the date ("18:02 14.03.2024"), as some users' own formats write it
+    # what comes before a weekday after the date (" ": ko, tr, hu; "" right after ja's and zh's 日), None without one
+    late_weekday: str | None = None
 
+    @property
+    def named_weekday(self) -> bool:
+        return self.weekday is not None or self.late_weekday is not None
 
 
 @dataclass(frozen=True)
@@ -1436,7 +1502,7 @@ class _WrittenDate:
 
     text: str
     shape: _DateShape
-    weekday: str | None
+    weekday: str | None  # as written, before the date or after it
     fields: tuple[str, str, str]  # digits, or a month's name
     hour: int
     minute: int
@@ -1446,22 +1512,25 @@ class _WrittenDate:
     @staticmethod
     def read(text: str) -> _WrittenDate | None:
         """`text` cut into its parts; None for no local date and time (a word before a date that is no weekday
-        read here is none: "[on 14 Mar 2024 18:00]")."""
+        read here is none: "[on 14 Mar 2024 18:00]"; nor is a date with a weekday on both sides)."""
         m = _LOCAL_TIME.fullmatch(text) or _TIME_FIRST.fullmatch(text)
         if m is None:
             return None
         fields = (m["f0"], m["f1"], m["f2"])
         kinds = tuple("a" if f[0].isalpha() else "4" if len(f) > 2 else "2" for f in fields)
-        if kinds.count("a") > 1 or (m["weekday"] is not None and _name_key(m["weekday"]) not in _WEEKDAYS):
+        weekday = m["weekday"] or m["late_weekday"]
+        if (kinds.count("a") > 1 or (m["weekday"] and m["late_weekday"])
+                or (weekday is not None and _name_key(weekday) not in _WEEKDAYS)):
             return None  # words, not a date ("[Meet you 2024 18:00]")
         separators = (_SPACES.sub(" ", m["s0"]), _SPACES.sub(" ", m["s1"]), _SPACES.sub(" ", m["end"]))
         designator = m["before"] or m["after"]
         shape = _DateShape(m["after_weekday"] and _SPACES.sub(" ", m["after_weekday"]), kinds, separators,
                            "h" if "h" in m["clock"].lower() else m["clock"], m["second"] is not None,
                            None if designator is None else "before" if m["before"] else "after",
-                           m.re is _TIME_FIRST)
+                           m.re is _TIME_FIRST,
+                           m["late_weekday"] and _SPACES.sub(" ", m["before_late_weekday"]))
         afternoon = None if designator is None else _DESIGNATORS[_designator_key(designator)]
-        return _WrittenDate(text, shape, m["weekday"], fields, int(m["hour"]), int(m["minute"]),
+        return _WrittenDate(text, shape, weekday, fields, int(m["hour"]), int(m["minute"]),
                             int(m["second"] or 0), afternoon)
 
 
@@ -1532,7 +1601,7 @@ class _DatePattern:
             if year != 0:
                 order, ambiguous = ("day_first" if day_first else "month_first"), over_first == over_second
         eras = {found[1] for d in dates if (found := _year_of(d.fields[year], this_year))}
-        languages = _languages_of(dates, month if names else None) if names or shape.weekday is not None else ()
+        languages = _languages_of(dates, month if names else None) if names or shape.named_weekday else ()
         return _DatePattern(shape, year, month, day, eras == {True}, order, ambiguous, tuple(assumed), languages)
 
     def read(self, date: _WrittenDate, this_year: int) -> datetime | str:
@@ -1583,7 +1652,8 @@ class _DatePattern:
                   self.month: "MMM" if shape.kinds[self.month] == "a" else "M", self.day: "d"}
         # a separator's Latin letters are quoted, as .NET would read them as fields ("d 'de' MMM 'de' yyyy")
         date = "".join(fields[i] + re.sub(r"[A-Za-z]+", r"'\g<0>'", shape.separators[i]) for i in range(3))
-        date = ("" if shape.weekday is None else f"ddd{shape.weekday}") + date
+        date = ("" if shape.weekday is None else f"ddd{shape.weekday}") + date + (
+            "" if shape.late_weekday is None else f"{shape.late_weekday}ddd")
         hour = "H" if shape.designator is None else "h"
         clock = " h " if shape.clock == "h" else shape.clock
         time = f"{hour}{clock}mm" + (f"{':' if shape.clock == 'h' else shape.clock}ss" if shape.seconds else "")

@@ -553,10 +553,10 @@ def test_plain_text_dates_in_the_g_format_of_common_cultures(tmp_path, culture):
 
 
 def test_dates_no_g_format_of_a_covered_culture_writes_stay_counted(tmp_path):
-    # a Persian designator, a Lithuanian month name (languages not read) and Finnish "klo" are not guessed; Greek
-    # designators and German month names, counted here before, read (TestDatesInOtherLanguages)
+    # a Persian designator and month name (a language not read) and Finnish "klo" are not guessed; Greek designators
+    # and German and Lithuanian month names, counted here before, read (TestDatesInOtherLanguages)
     rows = "".join(f'"111","sam","{d}","message {i}","",""\n' for i, d in enumerate(
-        ["14/3/2024 6:02 ب.ظ", "14-kov.-24 06:02", "14.3.2024 klo 18.02", "15.3.2024 9.03"]))
+        ["14/3/2024 6:02 ب.ظ", "14-مارس-24 06:02", "14.3.2024 klo 18.02", "15.3.2024 9.03"]))
     path = tmp_path / "chat.csv"
     path.write_text("AuthorID,Author,Date,Content,Attachments,Reactions\n" + rows, encoding="utf-8")
     skips = SkipCounter()
@@ -940,6 +940,20 @@ class TestDatesInOtherLanguages:
         (["Thứ Năm, 14/03/2024 18:02", "Thứ Sáu, 15/03/2024 09:03"], "ddd, d/M/yyyy H:mm", "Vietnamese", SENT),
         (["14. ožujka 2024. 18:02", "15. svibnja 2024. 09:03"], "d. MMM yyyy. H:mm", "Croatian",
          (datetime(2024, 3, 14, 18, 2), datetime(2024, 5, 15, 9, 3))),
+        (["štvrtok 14. marca 2024 18:02", "piatok 15. novembra 2024 9:03"], "ddd d. MMM yyyy H:mm", "Slovak",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),  # sk's full date, genitive months
+        (["četrtek, 14. marec 2024 18:02", "pet., 15. nov. 2024 09:03"], "ddd, d. MMM yyyy H:mm", "Slovenian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),
+        (["четвъртък, 14 март 2024 г. 18:02", "петък, 15 ное 2024 г. 9:03"], "ddd, d MMM yyyy г. H:mm",
+         "Bulgarian", (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),
+        (["2024 m. kovo 14 d. 18:02", "2024 m. lapkričio 15 d. 09:03"], "yyyy 'm'. MMM d 'd'. H:mm", "Lithuanian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),  # lt's long date, genitive months
+        (["ceturtdiena, 2024. gada 14. marts 18:02", "piektd., 2024. gada 15. nov. 09:03"],
+         "ddd, yyyy. 'gada' d. MMM H:mm", "Latvian", (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),
+        (["neljapäev, 14. märts 2024 18:02", "R, 15. nov 2024 09:03"], "ddd, d. MMM yyyy H:mm", "Estonian",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),
+        (["יום חמישי, 14 במרץ 2024 18:02", "יום ו׳, 15 בנוב׳ 2024 9:03"], "ddd, d בMMM yyyy H:mm", "Hebrew",
+         (datetime(2024, 3, 14, 18, 2), datetime(2024, 11, 15, 9, 3))),  # he's "d בMMM y", geresh abbreviations
         # year first with ja's and zh's 年 月 日, ko's 년 월 일
         (["2024年3月14日 18:02", "2024年3月15日 9:03"], "yyyy年M月d日 H:mm", None, SENT),
         (["2024年3月14日 下午6:02", "2024年3月15日 上午9:03"], "yyyy年M月d日 tt h:mm", None, SENT),
@@ -968,6 +982,11 @@ class TestDatesInOtherLanguages:
         ["14.03.2024 6:02 пп", "15.03.2024 9:03 дп"],  # uk
         ["14.03.2024 6:02 ПП", "15.03.2024 9:03 ДП"],  # ru, CLDR 29
         ["14.03.2024 6:02 nachm.", "15.03.2024 9:03 vorm."],  # de, CLDR 29
+        ["14. 3. 2024 6:02 pop.", "15. 3. 2024 9:03 dop."],  # sl
+        ["14.03.2024 г. 6:02 сл.об.", "15.03.2024 г. 9:03 пр.об."],  # bg, CLDR 25 (CLDR 48 writes "pm", "am")
+        ["2024-03-14 6:02 popiet", "2024-03-15 9:03 priešpiet"],  # lt
+        ["14.03.2024 6:02 pēcp.", "15.03.2024 9:03 priekšp."],  # lv
+        ["14.3.2024 6:02 אחה״צ", "15.3.2024 9:03 לפנה״צ"],  # he, older CLDRs (CLDR 48 writes "PM", "AM")
     ])
     def test_am_pm_designators_of_other_languages(self, tmp_path, dates):
         skips = SkipCounter()
@@ -1034,3 +1053,112 @@ class TestDatesInOtherLanguages:
         assert [(m.author, m.text, m.timestamp) for m in chat.messages] == [
             ("sam.lee", "Oi!\n\n[em 16 de março de 2024 10:00] lembra?", SENT[0]), ("kim_k", "Sim", SENT[1])]
         assert skips.total == 0
+
+    # a weekday after the date: ja's, zh's and ko's full dates ("y年M月d日EEEE", "y년 M월 d일 EEEE"), tr's ("d MMMM y
+    # EEEE") and hu's ("y. MMMM d., EEEE"), as a user's own date format writes them
+    @pytest.mark.parametrize(("dates", "pattern", "language"), [
+        (("2024年3月14日木曜日 18:02", "2024年3月15日金曜日 9:03"), "yyyy年M月d日ddd H:mm", "Japanese"),
+        (("2024年3月14日木 18:02", "2024年3月15日金 9:03"), "yyyy年M月d日ddd H:mm", "Japanese"),
+        (("2024年3月14日星期四 18:02", "2024年3月15日星期五 09:03"), "yyyy年M月d日ddd H:mm", "Chinese"),
+        (("2024年3月14日 週四 下午6:02", "2024年3月15日 週五 上午9:03"), "yyyy年M月d日 ddd tt h:mm", "Chinese"),
+        (("2024년 3월 14일 목요일 오후 6:02", "2024년 3월 15일 금요일 오전 9:03"), "yyyy년 M월 d일 ddd tt h:mm", "Korean"),
+        (("14 Mart 2024 Perşembe 18:02", "15 Mart 2024 Cuma 09:03"), "d MMM yyyy ddd H:mm", "Turkish"),
+        (("2024. március 14., csütörtök 18:02", "2024. március 15., péntek 9:03"), "yyyy. MMM d., ddd H:mm",
+         "Hungarian"),
+    ])
+    def test_a_weekday_after_the_date(self, tmp_path, dates, pattern, language):
+        path = tmp_path / "kim.txt"
+        path.write_text(_plain_text((dates[0], "sam.lee", "Hey"), (dates[1], "kim_k#0420", "Yes!")),
+                        encoding="utf-8")
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [(m.author, m.timestamp, m.text) for m in chat.messages] == [
+            ("sam.lee", SENT[0], "Hey"), ("kim_k", SENT[1], "Yes!")]
+        assert skips.total == 0 and chat.stats["date_pattern"] == pattern
+        assert chat.stats["date_languages"] == [language]
+
+    @pytest.mark.parametrize(("dates", "wrong"), [
+        (["2026年11月27日金曜日 18:02", "2026年11月28日金曜日 9:03", "2026年11月28日土曜日 9:04"],
+         "line 3: '2026年11月28日金曜日 9:03' is a Saturday in the file's pattern (yyyy年M月d日ddd H:mm), not a 金曜日"),
+        (["27 Kasım 2026 Cuma 18:02", "28 Kasım 2026 Cuma 09:03", "28 Kasım 2026 Cumartesi 09:04"],
+         "line 3: '28 Kasım 2026 Cuma 09:03' is a Saturday in the file's pattern (d MMM yyyy ddd H:mm), not a Cuma"),
+    ])
+    def test_a_weekday_after_the_date_that_is_not_the_dates_is_counted(self, tmp_path, dates, wrong):
+        # 2026-11-28 is a Saturday: the date or its weekday is wrong, and which cannot be told
+        path = _csv_of_dates(tmp_path, dates)
+        skips = SkipCounter()
+        [chat] = read_discord_export(path, skips)
+        assert [(m.text, m.timestamp) for m in chat.messages] == [
+            ("message 0", datetime(2026, 11, 27, 18, 2)), ("message 2", datetime(2026, 11, 28, 9, 4))]
+        assert chat.stats["skipped"] == {"discord_bad_timestamp": 1} and skips.total == 1
+        assert _bad_timestamp_details(path) == [wrong]
+
+    def test_a_weekday_of_two_days_in_two_languages_is_read_in_the_files_language(self, tmp_path):
+        # "tor." is Tuesday in Slovenian, Thursday in Danish and Norwegian; "sre." (Wednesday) is Slovenian alone,
+        # so the file is Slovenian and its "tor." on a Thursday is a wrong weekday
+        path = _csv_of_dates(tmp_path, ["tor., 12. mar. 2024 18:02", "sre., 13. mar. 2024 09:03",
+                                        "tor., 14. mar. 2024 10:00"])
+        [chat] = read_discord_export(path)
+        assert [m.timestamp for m in chat.messages] == [datetime(2024, 3, 12, 18, 2), datetime(2024, 3, 13, 9, 3)]
+        assert chat.stats["date_languages"] == ["Slovenian"]
+        assert _bad_timestamp_details(path) == [
+            "line 4: 'tor., 14. mar. 2024 10:00' is a Thursday in the file's pattern (ddd, d. MMM yyyy H:mm), not a "
+            "tor."]
+        # alone, "tor." reads in Slovenian on a Tuesday and in Danish on a Thursday: the date's weekday tells which
+        alone = _csv_of_dates(tmp_path, ["tor., 12. mar. 2024 18:02", "tor., 14. mar. 2024 10:00"], "alone.csv")
+        [chat] = read_discord_export(alone)
+        assert [m.timestamp for m in chat.messages] == [datetime(2024, 3, 12, 18, 2), datetime(2024, 3, 14, 10, 0)]
+        assert chat.stats["date_languages"] == ["Danish", "Norwegian", "Slovenian"]
+
+
+# exports of machines in the newly read languages, as DiscordChatExporter lays them out: a Lithuanian PlainText
+# export (a user's own full date, lt's "y 'm'. MMMM d 'd'., EEEE") and a Hebrew CSV (he's medium date, 12 hours)
+LITHUANIAN_PLAIN_TEXT = """==============================================================
+Guild: Žygeiviai
+Channel: Kelionės / bendras
+==============================================================
+
+[2024 m. lapkričio 14 d., ketvirtadienis 18:02] rūta#0420
+Ar šeštadienį eisime?
+
+[2024 m. lapkričio 14 d., ketvirtadienis 18:03] jonas
+Taip!
+
+[2024 m. gruodžio 1 d., sekmadienis 09:05] rūta#0420
+{Attachments}
+https://cdn.discordapp.com/attachments/5001/71/zemelapis.png
+
+==============================================================
+Exported 3 message(s)
+==============================================================
+"""
+
+HEBREW_CSV = (
+    "AuthorID,Author,Date,Content,Attachments,Reactions\n"
+    '"111","noa","14 בנוב׳ 2024 6:02 אחה״צ","מתי יוצאים?","",""\n'
+    '"222","dan","14 בנוב׳ 2024 6:03 אחה״צ","בשבת בבוקר","","👍 (1)"\n'
+    '"111","noa","2 בדצמ׳ 2024 9:05 לפנה״צ","","https://cdn.discordapp.com/attachments/5001/72/map.png",""\n'
+)
+
+
+def test_exports_from_lithuanian_and_hebrew_machines(tmp_path):
+    text = tmp_path / "Žygeiviai - Kelionės - bendras [5001].txt"
+    text.write_text(LITHUANIAN_PLAIN_TEXT, encoding="utf-8")
+    skips = SkipCounter()
+    [lt] = read_discord_export(text, skips)
+    assert [(m.author, m.timestamp, m.kind, m.text) for m in lt.messages] == [
+        ("rūta", datetime(2024, 11, 14, 18, 2), "text", "Ar šeštadienį eisime?"),
+        ("jonas", datetime(2024, 11, 14, 18, 3), "text", "Taip!"),
+        ("rūta", datetime(2024, 12, 1, 9, 5), "media", "image omitted")]
+    assert lt.stats["date_pattern"] == "yyyy 'm'. MMM d 'd'., ddd H:mm" and lt.stats["date_languages"] == [
+        "Lithuanian"]
+    assert skips.total == 0 and lt.stats["chat_name"] == "bendras in Žygeiviai"
+    csv_path = tmp_path / "Direct Messages - Private - dan [5002].csv"
+    csv_path.write_text(HEBREW_CSV, encoding="utf-8")
+    skips = SkipCounter()
+    [he] = read_discord_export(csv_path, skips)
+    assert [(m.author, m.timestamp, m.kind) for m in he.messages] == [
+        ("noa", datetime(2024, 11, 14, 18, 2), "text"), ("dan", datetime(2024, 11, 14, 18, 3), "text"),
+        ("noa", datetime(2024, 12, 2, 9, 5), "media")]
+    assert he.messages[1].text == "בשבת בבוקר" and skips.total == 0
+    assert he.stats["date_pattern"] == "d בMMM yyyy h:mm tt" and he.stats["date_languages"] == ["Hebrew"]

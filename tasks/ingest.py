@@ -55,8 +55,10 @@ STAGE = "ingest"
 # ARC lengths too short, texts over MAX_DOCUMENT_CHARS kept in parts, WARC resync and block digests; 6: Discord dates
 # by one pattern per file (Buddhist era), Messenger downloads in several zips, wa.db apart from its msgstore.db,
 # WARC Content-Length past its record, Telegram and Messenger HTML exports; 7: Discord and Messenger HTML dates in
-# other languages, Messenger events in Polish, WARC framing in bare-LF headers, misspelt WARC-Types counted
-STAGE_VERSION = "7"
+# other languages, Messenger events in Polish, WARC framing in bare-LF headers, misspelt WARC-Types counted; 8: WARC
+# payloads past 32 MiB and Brotli/zstd bombs skipped and counted, Messenger HTML weekdays checked, Discord dates in
+# sk/sl/bg/lt/lv/et/he and with the weekday after the date
+STAGE_VERSION = "8"
 log = logging.getLogger(__name__)
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst")

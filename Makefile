@@ -12,9 +12,15 @@ $(STAMP): pyproject.toml scripts/setup.sh scripts/build_kenlm.sh
 	bash scripts/setup.sh
 	@touch $(STAMP)
 
-setup: $(STAMP)
+# The suffix-array dedup's compiled helper (tasks/dedup/repeats.c; without it the LCP array is built instead)
+REPEATS_LIB := $(VENV)/lib/libchatlike_repeats.so
 
-demo: $(STAMP)
+$(REPEATS_LIB): tasks/dedup/repeats.c $(STAMP)
+	cc -O2 -shared -fPIC -o $@ $<
+
+setup: $(STAMP) $(REPEATS_LIB)
+
+demo: $(STAMP) $(REPEATS_LIB)
 	$(VENV)/bin/chatlike run --config $(CONFIG)
 	@echo "--- a sample reply from the fine-tuned model (User: Hey Sam, are you free on Saturday?)"
 	@$(VENV)/bin/chatlike chat --checkpoint "$$($(VENV)/bin/chatlike status --config $(CONFIG) --path sft)" \
@@ -22,7 +28,7 @@ demo: $(STAMP)
 	@echo "--- how much base, SFT and LoRA chat like Sam on held-out chats (the persona-eval stage)"
 	@$(VENV)/bin/chatlike eval --config $(CONFIG)
 
-test: $(STAMP)
+test: $(STAMP) $(REPEATS_LIB)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # Test-only extras (not for `make demo`): llama-cpp-python, built from source once, runs exported GGUF files.
@@ -35,10 +41,10 @@ $(TEST_STAMP): $(STAMP) pyproject.toml scripts/setup_test.sh
 test: $(TEST_STAMP)
 
 # Unit and flow tests only; CI runs everything, including the slow end-to-end tests.
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(REPEATS_LIB)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-serve: $(STAMP)
+serve: $(STAMP) $(REPEATS_LIB)
 	$(VENV)/bin/chatlike serve
 
 BENCH_STAMP := $(VENV)/.chatlike-bench-installed
@@ -51,7 +57,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml bench/setup_pipeline_corpus.sh
 	bash bench/setup_pipeline_corpus.sh || echo "bench_pipeline.py will say what is missing"
 	@touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) $(REPEATS_LIB)
 	$(PY) bench/run_all.py $(BENCH_ARGS)
 
 lint: $(STAMP)

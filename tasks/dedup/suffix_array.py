@@ -3,23 +3,27 @@ about 50 tokens) out of all but its first occurrence in corpus order.
 
 The documents of a group of shards are concatenated as UTF-8 with a 0xFF byte after each (a byte UTF-8 never
 uses, so no match can run across a document boundary once lengths are clipped at it). pydivsufsort builds the
-suffix array and the LCP array (its Kasai implementation). Adjacent suffixes whose common prefix, clipped to
-the end of both documents, is ≥ `min_bytes` share their first `min_bytes` bytes; a maximal run of them is
-one repeated window, whose first occurrence (smallest offset = earliest document) survives while every other
+suffix array. Which adjacent suffixes share their first `min_bytes` bytes, none of them a separator, is found by
+a pass in text order that stops each comparison at `min_bytes`, on every core (`adjacent_repeats`, compiled from
+repeats.c by `make setup`; where it was not built, from pydivsufsort's LCP array, on one core: the same pairs).
+A maximal run of such pairs is one repeated window, whose first occurrence (smallest offset = earliest document) survives while every other
 occurrence's window is marked. Marked windows are merged into spans, snapped inward to UTF-8 character
 boundaries, and cut from their documents; a document cut below `min_doc_bytes` is dropped.
 
 Memory is bounded: `plan_suffix_array_groups` splits the input into groups of consecutive shards of at most
 `max_group_bytes` text bytes (repeats across groups are then not found, and the plan says so), and each group
 first estimates what it needs — text + suffix array + LCP + Kasai's rank array + the post-processing, about
-`2 + 4·w` bytes per input byte with w = 4 (int32 offsets) below 2 GiB and 8 above — and refuses with a clear
+`2 + 4·w` bytes per input byte with w = 4 (int32 offsets) below 2 GiB and 8 above; the compiled pass needs no LCP
+or rank array (measured: 3.5 GB instead of 4.0 for a group of 268 MB) — and refuses with a clear
 message when that exceeds `max_memory_bytes` (default: 80 % of the memory available now).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -166,12 +170,105 @@ class RepeatSpans:
         return spans
 
 
+def adjacent_repeats(data: np.ndarray, sa: np.ndarray, min_bytes: int) -> np.ndarray:
+    """`pair[i]` (n entries, the last False): suffixes `sa[i]` and `sa[i + 1]` of `data` share their first
+    `min_bytes` bytes, none of them the separator. With the compiled helper (`repeats.c`, built by `make setup` into
+    .venv/lib): a pass in text order that stops each comparison at `min_bytes`, on every core; without it, from the
+    whole LCP array (pydivsufsort's Kasai), on one core and with two more arrays of n entries. Both give the same."""
+    lib = _repeats_library()
+    if lib is None:
+        return _adjacent_repeats_kasai(data, sa, min_bytes)
+    n = len(data)
+    width = 32 if sa.dtype == np.int32 else 64
+    if sa.dtype not in (np.int32, np.int64) or not (sa.flags.c_contiguous and data.flags.c_contiguous):
+        sa = np.ascontiguousarray(sa, dtype=np.int64)
+        width = 64
+    phi_of, marks_of, pairs_of = (getattr(lib, f"chatlike_{name}{width}") for name in ("phi", "marks", "pairs"))
+    phi = np.empty(n, dtype=sa.dtype)  # phi[p]: the suffix before suffix p in suffix-array order
+    phi[sa[0]] = -1
+    text_at, sa_at, phi_at = _ptr(data), _ptr(sa), _ptr(phi)
+    _on_threads(lambda lo, hi: phi_of(sa_at, lo, hi, phi_at), 1, n)
+    marks = np.empty(n, dtype=np.uint8)
+    marks_at = _ptr(marks)
+    _on_threads(lambda lo, hi: marks_of(text_at, n, phi_at, lo, hi, min_bytes, SEPARATOR, marks_at), 0, n)
+    del phi
+    pair = np.zeros(n, dtype=np.uint8)
+    pair_at = _ptr(pair)
+    _on_threads(lambda lo, hi: pairs_of(sa_at, marks_at, lo, hi, pair_at), 0, n - 1)
+    return pair.view(bool)
+
+
+def _adjacent_repeats_kasai(data: np.ndarray, sa: np.ndarray, min_bytes: int) -> np.ndarray:
+    """`adjacent_repeats` from the LCP array: `clear[p]`, no separator among the first min_bytes bytes of p, read
+    from a running count of separators kept modulo 2^bits (exact, since a window holds at most min_bytes)."""
+    import pydivsufsort
+
+    n = len(data)
+    lcp = pydivsufsort.kasai(data, sa)  # lcp[i] = common prefix of sa[i] and sa[i + 1]
+    count_type = np.uint8 if min_bytes < 1 << 8 else np.uint16 if min_bytes < 1 << 16 else np.uint32
+    separators = np.zeros(n + 1, dtype=count_type)
+    np.cumsum(data == SEPARATOR, dtype=count_type, out=separators[1:])
+    clear = separators[min_bytes:] == separators[: n + 1 - min_bytes]
+    del separators
+    pair = np.zeros(n, dtype=bool)
+    for c0 in range(0, n - 1, _CHUNK):
+        c1 = min(c0 + _CHUNK, n - 1)
+        cand = np.flatnonzero(lcp[c0:c1] >= min_bytes) + c0  # few in most corpora: neighbours share little
+        if len(cand):
+            pair[cand[clear[sa[cand]]]] = True
+    return pair
+
+
+_REPEATS_LIBRARY = "libchatlike_repeats.so"
+_repeats_lib: list = []  # [the loaded library or None], once per process
+
+
+def _repeats_library():
+    """The compiled helper of `adjacent_repeats`, or None where it was not built (a warning says so, once)."""
+    if not _repeats_lib:
+        import ctypes
+
+        path = Path(sys.prefix) / "lib" / _REPEATS_LIBRARY
+        lib = None
+        if path.is_file():
+            try:
+                lib = ctypes.CDLL(str(path))
+            except OSError as e:
+                log.warning("suffix array: %s does not load (%s): the LCP array is built instead", path, e)
+        else:
+            log.info("suffix array: %s not built (make setup builds it): the LCP array is built instead", path)
+        if lib is not None:
+            i64, u8, p = ctypes.c_int64, ctypes.c_uint8, ctypes.c_void_p
+            for width in (32, 64):
+                getattr(lib, f"chatlike_phi{width}").argtypes = [p, i64, i64, p]
+                getattr(lib, f"chatlike_marks{width}").argtypes = [p, i64, p, i64, i64, i64, u8, p]
+                getattr(lib, f"chatlike_pairs{width}").argtypes = [p, p, i64, i64, p]
+        _repeats_lib.append(lib)
+    return _repeats_lib[0]
+
+
+def _ptr(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+def _on_threads(run, lo: int, hi: int) -> None:
+    """`run(a, b)` over [lo, hi) cut into one range per core, each on a thread (ctypes lets go of the GIL)."""
+    threads = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+                         8, (hi - lo) // (1 << 16) or 1))
+    bounds = [lo + (hi - lo) * t // threads for t in range(threads + 1)]
+    if threads == 1:
+        run(lo, hi)
+        return
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(run, bounds[:-1], bounds[1:]))
+
+
 def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     """Repeated substrings (≥ min_bytes) of the concatenated documents: every occurrence but the first.
 
     Returns byte spans per document (merged, snapped to UTF-8 character starts) and, for each span, the index of
-    the earliest document holding a first occurrence of one of its windows. Past the suffix and LCP arrays,
-    everything is whole-array NumPy work: most of a repetitive corpus's text can be windows (100 M of them in
+    the earliest document holding a first occurrence of one of its windows. Past the suffix array and the pairs
+    of `adjacent_repeats`, everything is whole-array NumPy work: most of a repetitive corpus's text can be windows (100 M of them in
     the 268 MB group of the full JSONL bench).
     """
     import pydivsufsort
@@ -191,33 +288,14 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
     t0 = time.perf_counter()
     sa = pydivsufsort.divsufsort(data)
     t1 = time.perf_counter()
-    lcp = pydivsufsort.kasai(data, sa)  # lcp[i] = common prefix of sa[i] and sa[i + 1]
-    out.sa_seconds, out.lcp_seconds = t1 - t0, time.perf_counter() - t1
-
     # adjacent suffix pairs (i, i+1) sharing ≥ min_bytes bytes inside both documents: as the two share their
-    # first min_bytes bytes, that is "no separator among the first min_bytes bytes of sa[i]": `clear[p]`, read
-    # from a running count of separators kept modulo 2^bits (exact, since a window holds at most min_bytes)
-    count_type = np.uint8 if min_bytes < 1 << 8 else np.uint16 if min_bytes < 1 << 16 else np.uint32
-    separators = np.zeros(n + 1, dtype=count_type)
-    np.cumsum(data == SEPARATOR, dtype=count_type, out=separators[1:])
-    clear = separators[min_bytes:] == separators[: n + 1 - min_bytes]
-    del separators
-    hits = []
-    for c0 in range(0, n - 1, _CHUNK):
-        c1 = min(c0 + _CHUNK, n - 1)
-        cand = np.flatnonzero(lcp[c0:c1] >= min_bytes) + c0  # few in most corpora: neighbours share little
-        if len(cand):
-            hits.append(cand[clear[sa[cand]]])
-    del lcp, clear
-    idx = np.concatenate(hits) if hits else np.empty(0, dtype=np.int64)
-    del hits
-    if len(idx) == 0:
+    # first min_bytes bytes, that is "no separator among them"
+    pair = adjacent_repeats(data, sa, min_bytes)
+    out.sa_seconds, out.lcp_seconds = t1 - t0, time.perf_counter() - t1
+    if not pair.any():
         return out
     # a maximal run of pair indices i..j is one group of suffixes sharing their first min_bytes bytes: entries
     # i..j+1 of the suffix array, the group starting where a pair index follows no other
-    pair = np.zeros(n, dtype=bool)
-    pair[idx] = True
-    del idx
     member = pair.copy()
     member[1:] |= pair[:-1]
     pair[1:] &= ~pair[:-1]  # now: the pair indices that start a run

@@ -3,20 +3,24 @@ repeats left alone, UTF-8 kept valid, memory bounded by groups of shards and an 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tasks.dedup.suffix_array as suffix_array_module
 from storage.parquet import iter_rows
 from tasks.dedup.params import SuffixArrayDedupParams
 from tasks.dedup.sidefiles import write_documents
 from tasks.dedup.suffix_array import (
+    adjacent_repeats,
     estimate_memory_bytes,
     find_repeats,
     plan_suffix_array_groups,
@@ -173,6 +177,18 @@ def _cut_offsets(texts: list[bytes], k: int) -> list[set[int]]:
     return got
 
 
+@contextlib.contextmanager
+def _without_compiled_helper():
+    """`find_repeats` as on a machine where `make setup` did not build repeats.c: from pydivsufsort's LCP array."""
+    suffix_array_module._repeats_library()
+    saved = suffix_array_module._repeats_lib[0]
+    suffix_array_module._repeats_lib[0] = None
+    try:
+        yield
+    finally:
+        suffix_array_module._repeats_lib[0] = saved
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.text(alphabet="ab", min_size=0, max_size=60), min_size=1, max_size=6),
@@ -181,6 +197,42 @@ def _cut_offsets(texts: list[bytes], k: int) -> list[set[int]]:
 def test_find_repeats_equals_brute_force(docs, k):
     texts = [d.encode() for d in docs]
     assert _cut_offsets(texts, k) == _brute_force_removed(texts, k)
+    with _without_compiled_helper():
+        assert _cut_offsets(texts, k) == _brute_force_removed(texts, k)
+
+
+def test_make_setup_builds_the_compiled_helper():
+    """The text-order pass (repeats.c) is what runs here, not the slower LCP-array fallback."""
+    assert suffix_array_module._repeats_library() is not None, "run make setup (it builds .venv/lib/" \
+        "libchatlike_repeats.so)"
+
+
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("k", [1, 7, 100, 300])
+def test_the_compiled_helper_finds_the_pairs_the_lcp_array_finds(k, wide):
+    """Over a text long enough to be cut into one range per thread (every range starts its comparisons afresh):
+    boilerplate, near-copies, separators inside repeats, multi-byte characters, runs of one byte, 64-bit offsets."""
+    rng = random.Random(k)
+    pieces = [BOILERPLATE_150.encode(), REPEAT_90.encode(), "Grüße aus Köln, 日本語の文章です。".encode() * 3,
+              b"z" * 400, b"ab" * 150]
+    docs = []
+    for i in range(1500):
+        doc = bytearray(_unique(i, 12).encode())
+        for _ in range(rng.randint(0, 3)):
+            piece = rng.choice(pieces)
+            doc[rng.randint(0, len(doc)):0] = piece[: rng.randint(1, len(piece))]
+        docs.append(bytes(doc))
+    data = np.frombuffer(bytearray(b"\xff".join(docs) + b"\xff"), dtype=np.uint8)
+    import pydivsufsort
+
+    sa = pydivsufsort.divsufsort(data)
+    if wide:
+        sa = sa.astype(np.int64)
+    assert len(data) > 4 << 16  # several ranges on a machine with two cores or more
+    fast = adjacent_repeats(data, sa, k)
+    with _without_compiled_helper():
+        slow = adjacent_repeats(data, sa, k)
+    assert fast.any() and np.array_equal(fast, slow)
 
 
 def _snapped(removed: set[int], text: bytes) -> set[int]:

@@ -12,11 +12,12 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from tasks.params import RunnerParams
-from tasks.shard_drivers import share_cores, warm_up
+from tasks.shard_drivers import share_cores, warm_up, warm_up_dask_worker
 
 log = logging.getLogger(__name__)
 # the stages that run shards on the configured runner (the others run one task in the command's process), and the
@@ -85,10 +86,18 @@ def start_workers(runner: RunnerParams, stages: Sequence[str]) -> bool:
 
 
 def _warm_dask_workers(address: str, modules: tuple[str, ...]) -> None:
+    """Every worker of the cluster imports the shard code and takes its share of its machine's cores for
+    HuggingFace tokenizers' thread pool, as a process worker does (`warm_up_dask_worker`)."""
     try:
         from distributed import Client
 
         with Client(address, set_as_default=False, timeout=30) as client:
-            client.run(warm_up, modules)
+            per_host = Counter(_host(worker) for worker in client.scheduler_info()["workers"])
+            client.run(warm_up_dask_worker, modules, dict(per_host))
     except Exception:  # noqa: BLE001 - only a head start: the stage connects again and reports what is wrong
         log.debug("could not start the Dask workers early at %s", address, exc_info=True)
+
+
+def _host(address: str) -> str:
+    """A Dask worker's machine, from its address ("tcp://10.0.0.5:40123" → "tcp://10.0.0.5")."""
+    return address.rsplit(":", 1)[0]

@@ -162,6 +162,16 @@ def share_cores(workers: int) -> None:
     os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
+def warm_up_dask_worker(modules: Sequence[str], workers_per_host: dict[str, int], dask_worker=None) -> None:
+    """`warm_up` on a Dask worker (`Client.run`, which passes the worker), which also takes its share of its
+    machine's cores for HuggingFace tokenizers' thread pool (`share_cores`, as the process runner's workers do:
+    otherwise every worker of a machine starts a thread per core in encode). `workers_per_host`: the cluster's
+    workers by machine, as `flows.workers._host` names them. A value the user set wins."""
+    if dask_worker is not None:
+        share_cores(workers_per_host.get(str(dask_worker.address).rsplit(":", 1)[0], 1))
+    warm_up(modules)
+
+
 def warm_up(modules: Sequence[str] = ()) -> None:
     """A worker's first task at a run's start (`flows.workers.start_workers`): import the modules of the shard code
     its stages will run (this one, with pyarrow and numpy, it imports to run the task at all)."""

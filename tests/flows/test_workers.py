@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from flows import workers
 from tasks.params import RunnerParams
 
@@ -48,6 +50,10 @@ def test_a_dask_run_has_the_clusters_workers_import_the_shard_code_in_the_backgr
         while set(client.run(eval, probe).values()) != {True} and time.monotonic() < deadline:
             time.sleep(0.1)
         assert set(client.run(eval, probe).values()) == {True}
+        # two workers on this machine: each takes half its cores for HF tokenizers' threads (unless set already)
+        threads = "__import__('os').environ.get('RAYON_NUM_THREADS')"
+        expected = os.environ.get("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // 2)))
+        assert set(client.run(eval, threads).values()) == {expected}
 
 
 

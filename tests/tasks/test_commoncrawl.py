@@ -51,6 +51,16 @@ def read(reader, path):
     return docs, skips
 
 
+def read_with_peak(path: Path):
+    """`read(iter_warc_documents, path)` and the peak of Python's memory meanwhile (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        docs, skips = read(iter_warc_documents, path)
+        return docs, skips, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 # --- real files -------------------------------------------------------------------------------------------
 
 
@@ -1125,12 +1135,7 @@ def test_a_gzip_member_whose_checksum_fails_is_inflated_again_in_bounded_memory(
     pages = [gzip.compress(r, mtime=0) for r in six_varied_pages()[1:4]]
     path = tmp_path / "huge.warc.gz"
     path.write_bytes(pages[0] + member + b"".join(pages[1:]))
-    tracemalloc.start()
-    try:
-        docs, skips = read(iter_warc_documents, path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    docs, skips, peak = read_with_peak(path)
     assert [d.url for d in docs] == ["http://p1.example/", "http://p2.example/", "http://p3.example/"]
     assert dict(skips.counts) == {"payload_too_large": 1, "warc_read_error": 1}
     assert skips.examples["payload_too_large"].startswith(f"{path}:{len(pages[0])}: http://huge.example/: ")
@@ -1165,12 +1170,7 @@ def test_a_record_past_the_payload_limit_is_skipped_unread_and_the_records_after
     members = [gzip.compress(r, compresslevel=1, mtime=0) for r in records]  # `packed` would store 24 MiB
     path = tmp_path / "huge.warc.gz"
     path.write_bytes(b"".join(members) if packing == "per_record" else packed(records, packing))
-    tracemalloc.start()
-    try:
-        docs, skips = read(iter_warc_documents, path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    docs, skips, peak = read_with_peak(path)
     assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, 150)) for i in (1, 2)]
     assert dict(skips.counts) == {"payload_too_large": 1}
     where = place_in(path, records, 2, packing) if packing != "per_record" else f"{path}:{len(b''.join(members[:2]))}"
@@ -1253,12 +1253,7 @@ def test_a_brotli_or_zstd_body_that_decodes_past_the_real_limit_is_stopped_there
     records = [*pages[:2], a_bomb(9, 128, encoding), pages[2]]
     path = tmp_path / "bomb.warc"
     path.write_bytes(b"".join(records))
-    tracemalloc.start()
-    try:
-        docs, skips = read(iter_warc_documents, path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    docs, skips, peak = read_with_peak(path)
     assert [(d.url, d.text) for d in docs] == [(f"http://p{i}.example/", varied_text(i, 150)) for i in (1, 2)]
     assert dict(skips.counts) == {"bad_content_encoding": 1}
     assert skips.examples["bad_content_encoding"] == (

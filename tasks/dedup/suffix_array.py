@@ -179,10 +179,11 @@ def adjacent_repeats(data: np.ndarray, sa: np.ndarray, min_bytes: int) -> np.nda
     if lib is None:
         return _adjacent_repeats_kasai(data, sa, min_bytes)
     n = len(data)
-    width = 32 if sa.dtype == np.int32 else 64
-    if sa.dtype not in (np.int32, np.int64) or not (sa.flags.c_contiguous and data.flags.c_contiguous):
+    data = np.ascontiguousarray(data, dtype=np.uint8)  # no copy for what find_repeats passes
+    if sa.dtype != np.int32:
         sa = np.ascontiguousarray(sa, dtype=np.int64)
-        width = 64
+    sa = np.ascontiguousarray(sa)
+    width = 32 if sa.dtype == np.int32 else 64
     phi_of, marks_of, pairs_of = (getattr(lib, f"chatlike_{name}{width}") for name in ("phi", "marks", "pairs"))
     phi = np.empty(n, dtype=sa.dtype)  # phi[p]: the suffix before suffix p in suffix-array order
     phi[sa[0]] = -1

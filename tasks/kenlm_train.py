@@ -78,7 +78,9 @@ class KenlmTrainParams(StrictModel):
         default_factory=list,
         description="lmplz --prune: per order, drop n-grams with count ≤ value, e.g. [0, 0, 1]; empty = none.",
     )
-    memory: str = Field("20%", description="lmplz sorting memory (-S), e.g. '20%' or '2G'.")
+    memory: str = Field(
+        "auto", description="lmplz sorting memory (-S), e.g. '20%' or '2G'; 'auto': from the text's size."
+    )
     discount_fallback: Literal["auto", "always", "never"] = Field(
         "auto",
         description="lmplz --discount_fallback: 'auto' retries with it when the Kneser-Ney discounts cannot be "
@@ -109,8 +111,8 @@ class KenlmTrainParams(StrictModel):
     @field_validator("memory")
     @classmethod
     def _memory(cls, value: str) -> str:
-        if not re.fullmatch(r"\d+(\.\d+)?[%bKMGTPEZY]?", value):
-            raise ValueError(f"memory {value!r}: expected e.g. '20%', '512M' or '2G' (lmplz -S syntax)")
+        if value != "auto" and not re.fullmatch(r"\d+(\.\d+)?[%bKMGTPEZY]?", value):
+            raise ValueError(f"memory {value!r}: expected 'auto', or e.g. '20%', '512M' or '2G' (lmplz -S syntax)")
         return value
 
     @model_validator(mode="after")
@@ -311,13 +313,33 @@ def write_training_text(
     return stats
 
 
+# lmplz's sorting memory for memory "auto": this many bytes per byte of training text, at least AUTO_MEMORY_MIN
+# and at most 20 % of the machine's memory (lmplz's own suggestion). The model is the same whatever lmplz sorts
+# with (past it, lmplz sorts on disk, in -T); what it costs is time: asking for 20 % of 24 GB made lmplz take
+# 0.9 GB and 1.87 s for a 5 MB reference text, against 89 MB and 1.31 s with 256 MB (the same ARPA file).
+AUTO_MEMORY_PER_TEXT_BYTE = 40
+AUTO_MEMORY_MIN = 256 << 20
+
+
+def sorting_memory(memory: str, text_bytes: int) -> str:
+    """lmplz's -S for `memory` ("auto": from the training text's size, see AUTO_MEMORY_PER_TEXT_BYTE)."""
+    if memory != "auto":
+        return memory
+    want = max(AUTO_MEMORY_MIN, AUTO_MEMORY_PER_TEXT_BYTE * text_bytes)
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return "20%"
+    return "20%" if want > total // 5 else f"{want >> 20}M"
+
+
 def train_kenlm(
     lines: Iterable[str],
     out_dir: str | os.PathLike,
     order: int = 5,
     *,
     prune: list[int] | None = None,
-    memory: str = "20%",
+    memory: str = "auto",
     discount_fallback: Literal["auto", "always", "never"] = "auto",
     binary_type: Literal["probing", "trie"] = "probing",
     keep_arpa: bool = True,
@@ -346,6 +368,7 @@ def train_kenlm(
                 "with a word after normalisation"
             )
         arpa_tmp = Path(tmp) / MODEL_ARPA
+        memory = sorting_memory(memory, text_path.stat().st_size)
         cmd = [str(lmplz), "-o", str(order), "-S", memory, "-T", tmp + os.sep, "--text", str(text_path)]
         cmd += ["--arpa", str(arpa_tmp)]
         if prune:

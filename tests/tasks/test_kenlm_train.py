@@ -22,6 +22,7 @@ from tasks.kenlm_train import (
     find_kenlm_tool,
     iter_reference_lines,
     resolve_reference_files,
+    sorting_memory,
     summarize,
     train_kenlm,
     train_reference_models,
@@ -165,6 +166,22 @@ def test_reference_files_in_several_formats(tmp_path):
     (tmp_path / "broken.jsonl").write_text('{"text": "ok"}\n{"text": \n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"broken.jsonl:2: not a JSON line"):
         list(iter_reference_lines([tmp_path / "broken.jsonl"]))
+
+
+def test_lmplz_sorts_with_memory_sized_by_its_text_and_the_model_is_the_same(tmp_path):
+    """'auto' (the default) asks lmplz for what a text of that size needs, not a fifth of the machine (which it
+    then takes: 0.9 GB for a 5 MB text), and at most that fifth; a value given is passed as it is."""
+    assert KenlmTrainParams().memory == "auto"
+    assert sorting_memory("auto", 5 << 20) == "256M"
+    assert sorting_memory("auto", 64 << 20) in ("2560M", "20%")  # 20 %: a machine of under 12.5 GB
+    assert sorting_memory("auto", 1 << 50) == "20%"
+    assert sorting_memory("2G", 1) == "2G" and sorting_memory("20%", 1 << 50) == "20%"
+    _lmplz_or_skip()
+    text = _shakespeare()[:3000]
+    auto = train_kenlm(text, tmp_path / "auto", order=4)
+    given = train_kenlm(text, tmp_path / "given", order=4, memory=MEMORY)
+    assert (tmp_path / "auto" / "model.arpa").read_bytes() == (tmp_path / "given" / "model.arpa").read_bytes()
+    assert auto.ngram_counts == given.ngram_counts
 
 
 def test_params_are_strict():

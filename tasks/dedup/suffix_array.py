@@ -225,7 +225,7 @@ _repeats_lib: list = []  # [the loaded library or None], once per process
 
 
 def _repeats_library():
-    """The compiled helper of `adjacent_repeats`, or None where it was not built (a warning says so, once)."""
+    """The compiled helper of `adjacent_repeats`, or None where it was not built (the log says so, once)."""
     if not _repeats_lib:
         import ctypes
 

@@ -92,8 +92,9 @@ def _warm_dask_workers(address: str, modules: tuple[str, ...]) -> None:
         from distributed import Client
 
         with Client(address, set_as_default=False, timeout=30) as client:
-            per_host = Counter(_host(worker) for worker in client.scheduler_info()["workers"])
-            client.run(warm_up_dask_worker, modules, dict(per_host))
+            addresses = list(client.scheduler_info()["workers"])
+            per_host = Counter(_host(address) for address in addresses)
+            client.run(warm_up_dask_worker, modules, {address: per_host[_host(address)] for address in addresses})
     except Exception:  # noqa: BLE001 - only a head start: the stage connects again and reports what is wrong
         log.debug("could not start the Dask workers early at %s", address, exc_info=True)
 

@@ -162,13 +162,13 @@ def share_cores(workers: int) -> None:
     os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 
-def warm_up_dask_worker(modules: Sequence[str], workers_per_host: dict[str, int], dask_worker=None) -> None:
+def warm_up_dask_worker(modules: Sequence[str], machine_workers: dict[str, int], dask_worker=None) -> None:
     """`warm_up` on a Dask worker (`Client.run`, which passes the worker), which also takes its share of its
     machine's cores for HuggingFace tokenizers' thread pool (`share_cores`, as the process runner's workers do:
-    otherwise every worker of a machine starts a thread per core in encode). `workers_per_host`: the cluster's
-    workers by machine, as `flows.workers._host` names them. A value the user set wins."""
+    otherwise every worker of a machine starts a thread per core in encode). `machine_workers`: each worker's
+    address → how many workers its machine runs. A value the user set wins."""
     if dask_worker is not None:
-        share_cores(workers_per_host.get(str(dask_worker.address).rsplit(":", 1)[0], 1))
+        share_cores(machine_workers.get(dask_worker.address, 1))
     warm_up(modules)
 
 

@@ -6,8 +6,8 @@ uses, so no match can run across a document boundary once lengths are clipped at
 suffix array. Which adjacent suffixes share their first `min_bytes` bytes, none of them a separator, is found by
 a pass in text order that stops each comparison at `min_bytes`, on every core (`adjacent_repeats`, compiled from
 repeats.c by `make setup`; where it was not built, from pydivsufsort's LCP array, on one core: the same pairs).
-A maximal run of such pairs is one repeated window, whose first occurrence (smallest offset = earliest document) survives while every other
-occurrence's window is marked. Marked windows are merged into spans, snapped inward to UTF-8 character
+A maximal run of such pairs is one repeated window, whose first occurrence (smallest offset = earliest document)
+survives while every other occurrence's window is marked. Marked windows are merged into spans, snapped inward to UTF-8 character
 boundaries, and cut from their documents; a document cut below `min_doc_bytes` is dropped.
 
 Memory is bounded: `plan_suffix_array_groups` splits the input into groups of consecutive shards of at most
@@ -160,7 +160,7 @@ class RepeatSpans:
     survivor: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     windows: int = 0
     sa_seconds: float = 0.0
-    lcp_seconds: float = 0.0
+    lcp_seconds: float = 0.0  # adjacent_repeats (the LCP array's, before it had a compiled pass)
 
     def by_doc(self) -> dict[int, list[tuple[int, int, int]]]:
         """document index → [(start byte, end byte, survivor document)]"""
@@ -180,9 +180,7 @@ def adjacent_repeats(data: np.ndarray, sa: np.ndarray, min_bytes: int) -> np.nda
         return _adjacent_repeats_kasai(data, sa, min_bytes)
     n = len(data)
     data = np.ascontiguousarray(data, dtype=np.uint8)  # no copy for what find_repeats passes
-    if sa.dtype != np.int32:
-        sa = np.ascontiguousarray(sa, dtype=np.int64)
-    sa = np.ascontiguousarray(sa)
+    sa = np.ascontiguousarray(sa, dtype=np.int32 if sa.dtype == np.int32 else np.int64)
     width = 32 if sa.dtype == np.int32 else 64
     phi_of, marks_of, pairs_of = (getattr(lib, f"chatlike_{name}{width}") for name in ("phi", "marks", "pairs"))
     phi = np.empty(n, dtype=sa.dtype)  # phi[p]: the suffix before suffix p in suffix-array order
@@ -254,8 +252,8 @@ def _ptr(array: np.ndarray) -> int:
 
 def _on_threads(run, lo: int, hi: int) -> None:
     """`run(a, b)` over [lo, hi) cut into one range per core, each on a thread (ctypes lets go of the GIL)."""
-    threads = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
-                         8, (hi - lo) // (1 << 16) or 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    threads = max(1, min(cores, 8, (hi - lo) >> 16))
     bounds = [lo + (hi - lo) * t // threads for t in range(threads + 1)]
     if threads == 1:
         run(lo, hi)
@@ -269,8 +267,8 @@ def find_repeats(texts: list[bytes], min_bytes: int) -> RepeatSpans:
 
     Returns byte spans per document (merged, snapped to UTF-8 character starts) and, for each span, the index of
     the earliest document holding a first occurrence of one of its windows. Past the suffix array and the pairs
-    of `adjacent_repeats`, everything is whole-array NumPy work: most of a repetitive corpus's text can be windows (100 M of them in
-    the 268 MB group of the full JSONL bench).
+    of `adjacent_repeats`, everything is whole-array NumPy work: most of a repetitive corpus's text can be windows
+    (100 M of them in the 268 MB group of the full JSONL bench).
     """
     import pydivsufsort
 

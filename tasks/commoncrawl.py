@@ -748,12 +748,7 @@ class _Records:
         inflated in chunks and only the payload is kept (no more than `MAX_PAYLOAD` bytes: `_read_payload` asks for
         no longer one)."""
         self.drained, self.consumed, self.broke = loc.record, 0, error
-        payload = _PayloadOfMember(_content_length(loc.record), loc.record.content_length)
-        saved = self.fh.tell()
-        try:
-            member = _inflate_member_at(self.fh, loc.offset, sink=payload.take)
-        finally:
-            self.fh.seek(saved)
+        payload, member = self._inflate_own_member(loc, _content_length(loc.record), loc.record.content_length)
         if payload.end is None or member.size < payload.end:
             return None
         failed = member.broken_at is not None and _CHECKSUM_FAILED.search(member.why) is not None
@@ -779,6 +774,18 @@ class _Records:
             return None
         return member.size - header
 
+    def _inflate_own_member(self, loc: _Located, block: int, length: int):
+        """`loc`'s record's own gzip member (gzip per record) inflated by zlib, holding only the last `length` of
+        the first `block` bytes after its WARC headers (`_PayloadOfMember`); with what `_inflate_member_at` found.
+        The file is left where it was."""
+        payload = _PayloadOfMember(block, length)
+        saved = self.fh.tell()
+        try:
+            member = _inflate_member_at(self.fh, loc.offset, sink=payload.take)
+        finally:
+            self.fh.seek(saved)
+        return payload, member
+
     def _block_start(self) -> int | None:
         """Where the block of the record read last starts, in a plain file or a gzip stream we inflate; None when its
         WARC headers cannot be found."""
@@ -796,12 +803,7 @@ class _Records:
         record = loc.record
         http = _content_length(record) - record.content_length  # its HTTP headers, which FastWARC has parsed
         if self.stream is None and self.gzipped:
-            payload = _PayloadOfMember(http + n, n)
-            saved = self.fh.tell()
-            try:
-                _inflate_member_at(self.fh, loc.offset, sink=payload.take)
-            finally:
-                self.fh.seek(saved)
+            payload, _ = self._inflate_own_member(loc, http + n, n)
             return payload.kept() if payload.start is not None else None
         block = self._block_start()
         if block is None:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -211,19 +211,28 @@ _DATE_WORDS: dict[str, str] = {
 _HALF_DAY = {"a": "am 午前 上午 오전 ص", "p": "pm 午後 下午 오후 م"}
 
 
+def _spellings(
+    names: dict[str, tuple[str, ...]], count: int, what: str, words: set[str]
+) -> Iterator[tuple[str, int, str]]:
+    """(language, place from 0, spelling) of every name of `names`; ValueError where a language has not `count` of
+    them, or where a spelling is also one of the date's other `words` (then a date could read two ways)."""
+    for language, spellings in names.items():
+        if len(spellings) != count:
+            raise ValueError(f"{language}: {len(spellings)} {what}s, not {count}")
+        for place, spelled in enumerate(spellings):
+            for name in spelled.split():
+                if name in words:
+                    raise ValueError(f"{what} name {name!r} ({language}) is also a date word")
+                yield language, place, name
+
+
 def _month_table(names: dict[str, tuple[str, ...]], words: set[str]) -> dict[str, int]:
     """Every spelling of `names` to its month; ValueError where two languages give a spelling different months, or
-    where a spelling is also one of the date's other `words` (then a date could read two ways)."""
+    where a spelling is also one of the date's other `words`."""
     months: dict[str, int] = {}
-    for language, spellings in names.items():
-        if len(spellings) != 12:
-            raise ValueError(f"{language}: {len(spellings)} months, not 12")
-        for month, spelled in enumerate(spellings, 1):
-            for name in spelled.split():
-                if months.setdefault(name, month) != month:
-                    raise ValueError(f"month name {name!r} ({language}) is month {month} and month {months[name]}")
-                if name in words:
-                    raise ValueError(f"month name {name!r} ({language}) is also a date word")
+    for language, place, name in _spellings(names, 12, "month", words):
+        if months.setdefault(name, place + 1) != place + 1:
+            raise ValueError(f"month name {name!r} ({language}) is month {place + 1} and month {months[name]}")
     return months
 
 
@@ -231,14 +240,8 @@ def _weekday_table(names: dict[str, tuple[str, ...]], words: set[str]) -> dict[s
     """Every spelling of `names` to the days it may mean (Monday 0); ValueError where a spelling is also one of the
     date's other `words` (then a date's "la" or "v" would be checked as a day)."""
     days: dict[str, set[int]] = {}
-    for language, spellings in names.items():
-        if len(spellings) != 7:
-            raise ValueError(f"{language}: {len(spellings)} weekdays, not 7")
-        for day, spelled in enumerate(spellings):
-            for name in spelled.split():
-                if name in words:
-                    raise ValueError(f"weekday name {name!r} ({language}) is also a date word")
-                days.setdefault(name, set()).add(day)
+    for _, day, name in _spellings(names, 7, "weekday", words):
+        days.setdefault(name, set()).add(day)
     return {name: frozenset(day) for name, day in days.items()}
 
 
